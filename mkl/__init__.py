@@ -1,0 +1,60 @@
+"""Multiple kernel learning: scikit-learn-style estimators on banks of precomputed
+kernels, and the library behind the project's Snakemake workflow.
+
+    >>> import mkl
+    >>> est = mkl.make_estimator("uniform", C=10.0)
+    >>> est.fit(K_train, y_train).predict(K_test)      # doctest: +SKIP
+
+The import name is ``mkl``; the distribution is ``mkl-research`` (Intel's
+``mkl-service`` also installs a module named ``mkl``: :data:`IS_MKL_RESEARCH`
+lets scripts check they imported this package).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from .algorithms import ALGORITHMS
+from .bank import KernelBank
+from .base import MKLClassifier
+
+try:
+    __version__ = version("mkl-research")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+source"
+
+IS_MKL_RESEARCH = True
+
+
+def make_estimator(name: str, **params) -> MKLClassifier:
+    """An unfitted estimator for a registry name (see ``ALGORITHMS``)."""
+    try:
+        cls = ALGORITHMS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}"
+        ) from None
+    est = cls()
+    unknown = set(params) - set(est.get_params())
+    if unknown:
+        raise ValueError(
+            f"algorithm {name!r} has no parameter(s) {sorted(unknown)}; "
+            f"it takes {sorted(est.get_params())}"
+        )
+    return est.set_params(**params)
+
+
+def source_hash() -> str:
+    """sha256 over the library's source files: a Snakemake param of the fit
+    rules, so results are recomputed when the library's code changes."""
+    h = hashlib.sha256()
+    root = Path(__file__).parent
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+__all__ = ["ALGORITHMS", "KernelBank", "MKLClassifier", "make_estimator", "source_hash"]

@@ -1,0 +1,196 @@
+"""KernelBank: the kernels of one split, stored in one HDF5 file.
+
+Layout of ``results/kernels/{experiment}/{dataset}/{split}.h5``::
+
+    /train      (M, n_train, n_train)  float64 or float32
+    /test       (M, n_test, n_train)   same dtype
+    /factors    (M,)                   scalar normalisation divisors fitted on the training rows
+    /specs      (M,) compound          family, param, feature, normalise (one row per kernel)
+    /y_train, /y_test, /train_index, /test_index
+    attrs: provenance (dataset, experiment, split, sha256 of the data file, library version, ...)
+
+Files are written atomically (temporary name, then rename) and datasets are
+stored contiguous and uncompressed, so ``KernelBank.load(path, mmap=True)``
+maps them straight from disk without reading or copying anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+from ._io import atomic_path
+from .kernels import KernelSpec
+
+_SPEC_DTYPE = np.dtype(
+    [("family", "S32"), ("param", "f8"), ("feature", "i8"), ("normalise", "S16")]
+)
+BANK_FORMAT_VERSION = 1
+
+
+@dataclass
+class KernelBank:
+    """Training block, test block, kernel specs and labels of one split."""
+
+    train: np.ndarray
+    specs: list[KernelSpec]
+    y_train: np.ndarray
+    test: np.ndarray | None = None
+    y_test: np.ndarray | None = None
+    factors: np.ndarray | None = None
+    train_index: np.ndarray | None = None
+    test_index: np.ndarray | None = None
+    attrs: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        M, n, n2 = _shape3(self.train, "train")
+        if n != n2:
+            raise ValueError(f"training block must be (M, n, n), got {self.train.shape}")
+        if len(self.specs) != M:
+            raise ValueError(f"{len(self.specs)} kernel specs for {M} kernels")
+        if len(self.y_train) != n:
+            raise ValueError(f"y_train has {len(self.y_train)} labels for {n} training points")
+        if self.test is not None:
+            Mt, nt, ntr = _shape3(self.test, "test")
+            if Mt != M or ntr != n:
+                raise ValueError(
+                    f"test block must be ({M}, n_test, {n}), got {self.test.shape}"
+                )
+            if self.y_test is not None and len(self.y_test) != nt:
+                raise ValueError(f"y_test has {len(self.y_test)} labels for {nt} test points")
+        if self.factors is None:
+            self.factors = np.ones(M)
+
+    @property
+    def n_kernels(self) -> int:
+        return self.train.shape[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the training block, so a bank can stand where an array is expected."""
+        return self.train.shape
+
+    def labels(self) -> list[str]:
+        return [s.label() for s in self.specs]
+
+    def find(self, **criteria) -> np.ndarray:
+        """Indices of kernels whose spec matches every criterion, e.g.
+        ``find(family="linear", feature=-1)``."""
+        unknown = set(criteria) - set(KernelSpec.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown kernel spec field(s) {sorted(unknown)}")
+        idx = [
+            m
+            for m, s in enumerate(self.specs)
+            if all(getattr(s, k) == v for k, v in criteria.items())
+        ]
+        return np.asarray(idx, dtype=int)
+
+    def select(self, indices: Sequence[int] | np.ndarray | None = None, **criteria) -> KernelBank:
+        """A bank holding only some kernels (by index or spec criteria)."""
+        if indices is None:
+            indices = self.find(**criteria)
+        indices = np.asarray(indices, dtype=int)
+        if indices.size == 0:
+            raise ValueError(f"no kernel in the bank matches {criteria or 'the selection'}")
+        return KernelBank(
+            train=self.train[indices],
+            test=None if self.test is None else self.test[indices],
+            specs=[self.specs[i] for i in indices],
+            y_train=self.y_train,
+            y_test=self.y_test,
+            factors=self.factors[indices],
+            train_index=self.train_index,
+            test_index=self.test_index,
+            attrs=dict(self.attrs),
+        )
+
+    # ------------------------------------------------------------------ I/O
+    def save(self, path: str | os.PathLike, dtype=None) -> None:
+        """Write atomically; ``dtype=np.float32`` halves the file."""
+        dtype = np.dtype(dtype or self.train.dtype)
+        if dtype not in (np.float32, np.float64):
+            raise ValueError(f"bank dtype must be float32 or float64, got {dtype}")
+        with atomic_path(path) as tmp:
+            with h5py.File(tmp, "w") as f:
+                f.create_dataset("train", data=np.asarray(self.train, dtype=dtype))
+                if self.test is not None:
+                    f.create_dataset("test", data=np.asarray(self.test, dtype=dtype))
+                f.create_dataset("factors", data=np.asarray(self.factors, dtype=np.float64))
+                f.create_dataset("specs", data=_specs_to_table(self.specs))
+                f.create_dataset("y_train", data=np.asarray(self.y_train))
+                for name in ("y_test", "train_index", "test_index"):
+                    val = getattr(self, name)
+                    if val is not None:
+                        f.create_dataset(name, data=np.asarray(val))
+                f.attrs["bank_format"] = BANK_FORMAT_VERSION
+                for k, v in self.attrs.items():
+                    f.attrs[k] = v
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, mmap: bool = False) -> KernelBank:
+        """Read a bank. With ``mmap=True`` the kernel blocks are memory-mapped
+        (read-only, no copy); otherwise each is read once into memory."""
+        path = os.fspath(path)
+        try:
+            f = h5py.File(path, "r")
+        except OSError as exc:
+            raise ValueError(f"cannot read kernel bank {path!r}: {exc}") from exc
+        with f:
+            if "train" not in f or "specs" not in f:
+                raise ValueError(f"{path!r} is not a kernel bank (no 'train'/'specs' datasets)")
+            blocks = {
+                name: (_memmap(path, f[name]) if mmap else f[name][()])
+                for name in ("train", "test")
+                if name in f
+            }
+            opt = {k: f[k][()] for k in ("y_test", "train_index", "test_index") if k in f}
+            return cls(
+                train=blocks["train"],
+                test=blocks.get("test"),
+                specs=_table_to_specs(f["specs"][()]),
+                y_train=f["y_train"][()],
+                factors=f["factors"][()],
+                attrs={k: _plain(v) for k, v in f.attrs.items()},
+                **opt,
+            )
+
+
+def _shape3(a, name) -> tuple[int, int, int]:
+    if getattr(a, "ndim", None) != 3:
+        raise ValueError(f"{name} block must be 3-D, got shape {getattr(a, 'shape', None)}")
+    return a.shape
+
+
+def _memmap(path: str, ds: h5py.Dataset) -> np.ndarray:
+    offset = ds.id.get_offset()
+    if offset is None or ds.chunks is not None or ds.compression is not None:
+        return ds[()]  # not contiguous on disk: fall back to reading it
+    return np.memmap(path, mode="r", dtype=ds.dtype, shape=ds.shape, offset=offset)
+
+
+def _specs_to_table(specs: Sequence[KernelSpec]) -> np.ndarray:
+    t = np.empty(len(specs), dtype=_SPEC_DTYPE)
+    for i, s in enumerate(specs):
+        t[i] = (s.family.encode(), s.param, s.feature, s.normalise.encode())
+    return t
+
+
+def _table_to_specs(t: np.ndarray) -> list[KernelSpec]:
+    return [
+        KernelSpec(r["family"].decode(), float(r["param"]), int(r["feature"]), r["normalise"].decode())
+        for r in t
+    ]
+
+
+def _plain(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+

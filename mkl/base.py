@@ -1,0 +1,211 @@
+"""The MKL estimator contract (DESIGN.md, "The estimator contract").
+
+Every estimator is a scikit-learn classifier whose input is a bank of
+precomputed kernels: ``fit(K, y)`` with ``K`` of shape (M, n, n) or a
+:class:`~mkl.bank.KernelBank`, ``predict(K_test)`` with ``K_test`` of shape
+(M, n_test, n). Subclasses implement one method, :meth:`MKLClassifier._fit_binary`,
+for labels in {-1, +1}; this class does input validation, label encoding,
+one-vs-rest for more than two classes, prediction and the fitted attributes.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .bank import KernelBank
+from .kernels import combine
+
+# A weight below this fraction of the largest weight is reported as zero.
+WEIGHT_THRESHOLD = 1e-6
+
+
+@dataclass
+class BinaryFit:
+    """What one binary MKL problem returns to the estimator."""
+
+    weights: np.ndarray  # (M,) kernel weights theta
+    dual_coef: np.ndarray  # (n,) alpha * y
+    intercept: float
+    objective: float  # J(theta) at the returned weights (see DESIGN.md)
+    n_iter: int = 1
+    converged: bool = True
+    gap: float = 0.0  # relative duality or bound gap at the end
+    history: list[dict] = field(default_factory=list)
+
+
+def as_kernel_array(K, name: str = "K") -> np.ndarray:
+    """Structural checks on a bank: 3-D, numeric, float32 or float64 (no copy then)."""
+    if isinstance(K, KernelBank):
+        K = K.train
+    if not isinstance(K, np.ndarray):
+        K = np.asarray(K)
+    if K.ndim != 3:
+        raise ValueError(
+            f"{name} must have shape (n_kernels, n_samples, n_samples), got shape {K.shape}"
+            + ("; wrap a single kernel as K[None]" if K.ndim == 2 else "")
+        )
+    if K.dtype not in (np.float32, np.float64):
+        if not np.issubdtype(K.dtype, np.number) or np.iscomplexobj(K):
+            raise ValueError(f"{name} must be real-valued, got dtype {K.dtype}")
+        K = K.astype(np.float64)
+    if K.shape[0] == 0 or K.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {K.shape})")
+    return K
+
+
+def locate_bad_kernel(K: np.ndarray, name: str = "K") -> str:
+    """Name the first kernel holding NaN/inf (error path only: one pass)."""
+    for m in range(K.shape[0]):
+        if not np.isfinite(K[m]).all():
+            return f"{name}[{m}] contains NaN or inf"
+    return f"{name} contains NaN or inf"
+
+
+def check_training_kernels(K: np.ndarray) -> np.ndarray:
+    """Value checks of a training bank, folded into the one pass that forms the
+    average kernel: a NaN/inf anywhere shows up in the average, and an
+    asymmetric kernel makes the average asymmetric. Returns the average kernel,
+    which most methods need anyway."""
+    M, n, n2 = K.shape
+    if n != n2:
+        raise ValueError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
+    K_mean = combine(K, np.full(M, 1.0 / M))
+    if not np.isfinite(K_mean).all():
+        raise ValueError(locate_bad_kernel(K))
+    scale = np.abs(K_mean).max()
+    if np.abs(K_mean - K_mean.T).max() > 1e-6 * scale + 1e-300:
+        for m in range(M):
+            if not np.allclose(K[m], K[m].T, rtol=1e-6, atol=1e-9 * scale):
+                raise ValueError(f"K[{m}] is not symmetric")
+        raise ValueError("the kernels are not symmetric")
+    return K_mean
+
+
+class MKLClassifier(ClassifierMixin, BaseEstimator):
+    """Base class: subclasses define ``__init__`` (hyperparameters only, as in
+    scikit-learn) and ``_fit_binary(K, y, K_mean)``."""
+
+    def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ checks
+    def _check_params(self) -> None:
+        C = getattr(self, "C", 1.0)
+        if C is not None and (
+            not isinstance(C, numbers.Real) or isinstance(C, bool) or not np.isfinite(C) or C <= 0
+        ):
+            raise ValueError(f"C must be a positive number or None (hard margin), got C={C!r}")
+        for name in ("tol",):
+            v = getattr(self, name, None)
+            if v is not None and not (isinstance(v, numbers.Real) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {name}={v!r}")
+        v = getattr(self, "max_iter", None)
+        if v is not None and not (isinstance(v, numbers.Integral) and v >= 1):
+            raise ValueError(f"max_iter must be a positive integer, got max_iter={v!r}")
+
+    @staticmethod
+    def _check_labels(y, n: int) -> np.ndarray:
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} labels but the kernels have {n} samples")
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            raise ValueError("y contains NaN or inf")
+        return y
+
+    # ------------------------------------------------------------ fit
+    def fit(self, K, y):
+        """Learn kernel weights and the SVM on the combined kernel.
+
+        K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more classes.
+        """
+        self._check_params()
+        if isinstance(K, KernelBank) and y is None:
+            y = K.y_train
+        K = as_kernel_array(K, "K")
+        y = self._check_labels(y, K.shape[1])
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"y has one class only ({classes[0]!r}); need at least two")
+        K_mean = check_training_kernels(K)
+        if classes.size == 2:
+            tasks = [np.where(y == classes[1], 1, -1)]
+        else:  # one-vs-rest
+            tasks = [np.where(y == c, 1, -1) for c in classes]
+        fits = [self._fit_binary(K, t, K_mean) for t in tasks]
+        self.classes_ = classes
+        self.n_kernels_ = K.shape[0]
+        self.n_train_ = K.shape[1]
+        self._set_fitted(fits)
+        return self
+
+    def _set_fitted(self, fits: list[BinaryFit]) -> None:
+        self.fits_ = fits
+        binary = len(fits) == 1
+
+        def pick(values, dtype=None):
+            arr = np.asarray(values, dtype=dtype)
+            return arr[0] if binary else arr
+
+        weights = np.array([_threshold(f.weights) for f in fits])
+        self.weights_ = pick(weights)
+        self.dual_coef_ = pick([f.dual_coef for f in fits])
+        self.intercept_ = pick([f.intercept for f in fits], float)
+        self.objective_ = pick([f.objective for f in fits], float)
+        self.gap_ = pick([f.gap for f in fits], float)
+        self.n_iter_ = pick([f.n_iter for f in fits], int)
+        self.n_selected_ = pick([(w > 0).sum() for w in weights], int)
+        self.converged_ = bool(all(f.converged for f in fits))
+        self.history_ = fits[0].history if binary else [f.history for f in fits]
+        if binary:
+            self.objective_ = float(self.objective_)
+            self.intercept_ = float(self.intercept_)
+            self.gap_ = float(self.gap_)
+            self.n_iter_ = int(self.n_iter_)
+            self.n_selected_ = int(self.n_selected_)
+
+    # ------------------------------------------------------------ predict
+    def decision_function(self, K_test):
+        """Decision values: (n_test,) for two classes, (n_test, n_classes) otherwise."""
+        check_is_fitted(self, "fits_")
+        if isinstance(K_test, KernelBank):
+            if K_test.test is None:
+                raise ValueError("the kernel bank has no test block")
+            K_test = K_test.test
+        K_test = as_kernel_array(K_test, "K_test")
+        M, n_test, n_train = K_test.shape
+        if M != self.n_kernels_ or n_train != self.n_train_:
+            raise ValueError(
+                f"K_test must have shape ({self.n_kernels_}, n_test, {self.n_train_}) "
+                f"to match the training kernels, got {K_test.shape}"
+            )
+        flat = K_test.reshape(M * n_test, n_train)
+        coefs = np.array([f.dual_coef for f in self.fits_]).T.astype(K_test.dtype)
+        per_kernel = (flat @ coefs).reshape(M, n_test, -1)  # (M, n_test, n_tasks)
+        weights = np.atleast_2d(self.weights_)  # (n_tasks, M)
+        scores = np.einsum("tm,mit->it", weights, per_kernel.astype(np.float64))
+        scores += np.array([f.intercept for f in self.fits_])
+        if not np.isfinite(scores).all():
+            raise ValueError(locate_bad_kernel(K_test, "K_test"))
+        return scores[:, 0] if len(self.fits_) == 1 else scores
+
+    def predict(self, K_test):
+        scores = self.decision_function(K_test)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _threshold(w: np.ndarray) -> np.ndarray:
+    """Weights below WEIGHT_THRESHOLD x max are reported as exactly zero."""
+    w = np.asarray(w, dtype=np.float64).copy()
+    top = w.max() if w.size else 0.0
+    if top > 0:
+        w[w < WEIGHT_THRESHOLD * top] = 0.0
+    return w

@@ -1,0 +1,309 @@
+"""Base kernels, kernel banks described by a compact specification, normalisations
+fitted on the training block, the spectral ratio, and the weighted combination
+sum_m theta_m K_m that is the hot loop of every wrapper MKL method.
+
+Conventions
+-----------
+* Gaussian: ``k(x, z) = exp(-||x - z||^2 / (2 width^2))`` (SimpleMKL's convention,
+  Rakotomamonjy et al. 2008, used by the SMKL and GMKL papers' "widths 2^-3..2^6").
+* Polynomial: ``k(x, z) = (x'z + 1)^degree`` (SimpleMKL's inhomogeneous kernel).
+* Homogeneous polynomial: ``k(x, z) = (x'z)^degree``; with ``unit_diagonal``
+  normalisation it is the normalised homogeneous polynomial kernel of
+  Lauriola et al. 2018 (MEMO): ``(x'z)^d / sqrt((x'x)^d (z'z)^d)``.
+* Linear: ``x'z``. On a single feature i it is ``v_i v_i'`` (Xu et al. 2010, toy data).
+* Identity: 1 where a training point meets itself, 0 elsewhere (so its test block
+  against the training points is zero).
+
+A bank is a list of :class:`KernelSpec`; its training block has shape
+(M, n_train, n_train) and its test block (M, n_test, n_train).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "identity")
+NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
+ALL_FEATURES = -1
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One base kernel: a family, its parameter (width or degree; NaN if none),
+    the feature it looks at (``ALL_FEATURES`` = -1 for all of them) and the
+    normalisation fitted on the training block."""
+
+    family: str
+    param: float = math.nan
+    feature: int = ALL_FEATURES
+    normalise: str = "none"
+
+    def label(self) -> str:
+        scope = "all" if self.feature == ALL_FEATURES else f"x{self.feature}"
+        par = "" if math.isnan(self.param) else f"({self.param:g})"
+        return f"{self.family}{par}@{scope}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- #
+# Bank specification                                                          #
+# --------------------------------------------------------------------------- #
+def _expand_values(value) -> list[float]:
+    """A list of numbers, or {from, to} (integers, inclusive), or
+    {base, from, to} (powers base**k for k = from..to)."""
+    if value is None:
+        return [math.nan]
+    if isinstance(value, Mapping):
+        lo, hi = int(value["from"]), int(value["to"])
+        if hi < lo:
+            raise ValueError(f"kernel parameter range has to >= from, got {dict(value)}")
+        if "base" in value:
+            return [float(value["base"]) ** k for k in range(lo, hi + 1)]
+        return [float(k) for k in range(lo, hi + 1)]
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    return [float(v) for v in value]
+
+
+_PARAM_KEY = {
+    "gaussian": "widths",
+    "polynomial": "degrees",
+    "homogeneous_polynomial": "degrees",
+    "linear": None,
+    "identity": None,
+}
+
+
+def expand_bank_spec(spec: Mapping, n_features: int) -> list[KernelSpec]:
+    """Expand a compact bank specification into the ordered list of kernels.
+
+    ``spec`` (as written in an experiment file)::
+
+        families:
+          - {family: gaussian, widths: {base: 2, from: -3, to: 6}}
+          - {family: polynomial, degrees: [1, 2, 3]}
+        features: [all, single]       # default scopes of every family
+        normalise: unit_trace         # default normalisation of every family
+
+    A family entry may override ``features`` and ``normalise``. Order: for each
+    scope (all, then single), each family in the order given, each feature,
+    each parameter value -- the order of the GMKL paper's Figure 1. The count
+    is sum over families of (#params x (#all + d x #single)); the example gives
+    13 (d + 1) kernels.
+    """
+    if n_features < 1:
+        raise ValueError(f"bank needs at least one feature, got n_features={n_features}")
+    default_scopes = list(spec.get("features", ["all"]))
+    default_norm = spec.get("normalise", "none")
+    families = spec.get("families")
+    if not families:
+        raise ValueError("bank specification has no 'families'")
+    out: list[KernelSpec] = []
+    for scope in ("all", "single"):
+        for fam in families:
+            family = fam["family"]
+            if family not in FAMILIES:
+                raise ValueError(f"unknown kernel family {family!r}; known: {FAMILIES}")
+            norm = fam.get("normalise", default_norm)
+            if norm not in NORMALISATIONS:
+                raise ValueError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+            scopes = fam.get("features", default_scopes)
+            bad = set(scopes) - {"all", "single"}
+            if bad:
+                raise ValueError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
+            if scope not in scopes:
+                continue
+            key = _PARAM_KEY[family]
+            params = _expand_values(fam.get(key)) if key else [math.nan]
+            if key and family == "gaussian" and any(p <= 0 for p in params):
+                raise ValueError(f"gaussian widths must be positive, got {params}")
+            features = [ALL_FEATURES] if scope == "all" else range(n_features)
+            for j in features:
+                for p in params:
+                    out.append(KernelSpec(family, p, int(j), norm))
+    return out
+
+
+def count_kernels(spec: Mapping, n_features: int) -> int:
+    """Number of kernels a bank specification yields for ``n_features`` features."""
+    return len(expand_bank_spec(spec, n_features))
+
+
+# --------------------------------------------------------------------------- #
+# Kernel functions                                                            #
+# --------------------------------------------------------------------------- #
+def _sq_dists(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    d = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None, :] - 2.0 * (X @ Z.T)
+    np.maximum(d, 0.0, out=d)
+    return d
+
+
+def kernel_function(spec: KernelSpec, X: np.ndarray, Z: np.ndarray, same: bool = False) -> np.ndarray:
+    """Unnormalised kernel matrix k(x_i, z_j) for one spec.
+
+    ``same`` tells the identity kernel that X and Z are the same points.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Z = np.asarray(Z, dtype=np.float64)
+    if spec.feature != ALL_FEATURES:
+        X = X[:, [spec.feature]]
+        Z = Z[:, [spec.feature]]
+    fam = spec.family
+    if fam == "gaussian":
+        return np.exp(-_sq_dists(X, Z) / (2.0 * spec.param**2))
+    if fam == "polynomial":
+        return (X @ Z.T + 1.0) ** spec.param
+    if fam == "homogeneous_polynomial":
+        return (X @ Z.T) ** spec.param
+    if fam == "linear":
+        return X @ Z.T
+    if fam == "identity":
+        if same:
+            return np.eye(X.shape[0])
+        return np.zeros((X.shape[0], Z.shape[0]))
+    raise ValueError(f"unknown kernel family {fam!r}")
+
+
+def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
+    """Diagonal k(x_i, x_i), needed by the cosine normalisation of a test block."""
+    X = np.asarray(X, dtype=np.float64)
+    if spec.feature != ALL_FEATURES:
+        X = X[:, [spec.feature]]
+    fam = spec.family
+    if fam in ("gaussian", "identity"):
+        return np.ones(X.shape[0])
+    sq = (X * X).sum(1)
+    if fam == "polynomial":
+        return (sq + 1.0) ** spec.param
+    if fam == "homogeneous_polynomial":
+        return sq**spec.param
+    if fam == "linear":
+        return sq
+    raise ValueError(f"unknown kernel family {fam!r}")
+
+
+# --------------------------------------------------------------------------- #
+# Normalisations (fitted on the training block)                               #
+# --------------------------------------------------------------------------- #
+def normalisation_factor(K_train: np.ndarray, how: str) -> float:
+    """Scalar divisor fitted on a training block.
+
+    unit_trace: tr(K) (so tr = 1); unit_variance: the implied feature-space
+    variance 1/n tr(K) - 1/n^2 1'K1 (Zien & Ong 2007; Kloft et al. 2011);
+    unit_diagonal and none: 1 (the cosine normalisation is per entry).
+    """
+    if how in ("none", "unit_diagonal"):
+        return 1.0
+    n = K_train.shape[0]
+    if how == "unit_trace":
+        f = float(np.trace(K_train))
+    elif how == "unit_variance":
+        f = float(np.trace(K_train) / n - K_train.sum() / n**2)
+    else:
+        raise ValueError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
+    if not np.isfinite(f) or f <= 0:
+        raise ValueError(f"cannot normalise to {how}: the training block's factor is {f}")
+    return f
+
+
+def cosine_normalise(K: np.ndarray, diag_rows: np.ndarray, diag_cols: np.ndarray) -> np.ndarray:
+    """K_ij / sqrt(k(x_i,x_i) k(z_j,z_j)); zero rows/columns of a zero diagonal stay zero."""
+    dr = np.sqrt(np.maximum(diag_rows, 0.0))
+    dc = np.sqrt(np.maximum(diag_cols, 0.0))
+    dr[dr == 0] = 1.0
+    dc[dc == 0] = 1.0
+    return K / dr[:, None] / dc[None, :]
+
+
+def compute_bank(
+    specs: Sequence[KernelSpec],
+    X_train: np.ndarray,
+    X_test: np.ndarray | None = None,
+    dtype=np.float64,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Training block (M, n, n), test block (M, n_test, n) and the scalar
+    normalisation factors (M,), each normalisation fitted on the training rows."""
+    X_train = _check_features(X_train, "X_train")
+    n = X_train.shape[0]
+    M = len(specs)
+    train = np.empty((M, n, n), dtype=dtype)
+    test = None
+    if X_test is not None:
+        X_test = _check_features(X_test, "X_test")
+        if X_test.shape[1] != X_train.shape[1]:
+            raise ValueError(
+                f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
+            )
+        test = np.empty((M, X_test.shape[0], n), dtype=dtype)
+    factors = np.ones(M)
+    for m, spec in enumerate(specs):
+        Ktr = kernel_function(spec, X_train, X_train, same=True)
+        Kte = kernel_function(spec, X_test, X_train) if test is not None else None
+        if spec.normalise == "unit_diagonal":
+            dtr = self_similarity(spec, X_train)
+            Ktr = cosine_normalise(Ktr, dtr, dtr)
+            if Kte is not None:
+                Kte = cosine_normalise(Kte, self_similarity(spec, X_test), dtr)
+        else:
+            factors[m] = normalisation_factor(Ktr, spec.normalise)
+            Ktr /= factors[m]
+            if Kte is not None:
+                Kte /= factors[m]
+        train[m] = Ktr
+        if test is not None:
+            test[m] = Kte
+    return train, test, factors
+
+
+def _check_features(X, name: str) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return X
+
+
+# --------------------------------------------------------------------------- #
+# Diagnostics and the weighted combination                                    #
+# --------------------------------------------------------------------------- #
+def spectral_ratio(K: np.ndarray) -> float:
+    """C(K) = tr(K) / ||K||_F, between 1 (rank one) and sqrt(n) (identity);
+    the kernel-complexity measure of Lauriola et al. 2018."""
+    fro = float(np.linalg.norm(K))
+    if fro == 0:
+        raise ValueError("spectral ratio of the zero matrix is undefined")
+    return float(np.trace(K)) / fro
+
+
+def combine(K: np.ndarray, weights: Iterable[float], out: np.ndarray | None = None) -> np.ndarray:
+    """sum_m weights_m K_m as a C-contiguous float64 array.
+
+    Kernels with zero weight are skipped; the sum is one matrix-vector product
+    over the flattened bank (memory-bandwidth bound, no Python loop over
+    kernels). A float32 bank is combined in float32 and only the (n x n) result
+    is promoted, so the bank is never copied to float64.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    M = K.shape[0]
+    if w.shape != (M,):
+        raise ValueError(f"weights must have shape ({M},), got {w.shape}")
+    active = np.flatnonzero(w)
+    shape = K.shape[1:]
+    if active.size == 0:
+        res = np.zeros(shape)
+    else:
+        sub = K if active.size == M else K[active]
+        flat = sub.reshape(sub.shape[0], -1)
+        res = (w[active].astype(K.dtype, copy=False) @ flat).reshape(shape)
+    res = np.ascontiguousarray(res, dtype=np.float64)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
