@@ -57,9 +57,7 @@ class KernelBank:
         if self.test is not None:
             Mt, nt, ntr = _shape3(self.test, "test")
             if Mt != M or ntr != n:
-                raise ValueError(
-                    f"test block must be ({M}, n_test, {n}), got {self.test.shape}"
-                )
+                raise ValueError(f"test block must be ({M}, n_test, {n}), got {self.test.shape}")
             if self.y_test is not None and len(self.y_test) != nt:
                 raise ValueError(f"y_test has {len(self.y_test)} labels for {nt} test points")
         if self.factors is None:
@@ -90,13 +88,26 @@ class KernelBank:
         ]
         return np.asarray(idx, dtype=int)
 
-    def select(self, indices: Sequence[int] | np.ndarray | None = None, **criteria) -> KernelBank:
-        """A bank holding only some kernels (by index or spec criteria)."""
+    def select(
+        self,
+        indices: Sequence[int] | np.ndarray | None = None,
+        include: dict | None = None,
+        exclude: dict | None = None,
+    ) -> KernelBank:
+        """A bank holding only some kernels: by index, or those matching every
+        criterion of ``include`` and not all criteria of ``exclude``
+        (e.g. ``select(exclude={"family": "linear"})``)."""
         if indices is None:
-            indices = self.find(**criteria)
+            keep = np.ones(self.n_kernels, dtype=bool)
+            if include:
+                keep[:] = False
+                keep[self.find(**include)] = True
+            if exclude:
+                keep[self.find(**exclude)] = False
+            indices = np.flatnonzero(keep)
         indices = np.asarray(indices, dtype=int)
         if indices.size == 0:
-            raise ValueError(f"no kernel in the bank matches {criteria or 'the selection'}")
+            raise ValueError(f"no kernel in the bank matches include={include} exclude={exclude}")
         return KernelBank(
             train=self.train[indices],
             test=None if self.test is None else self.test[indices],
@@ -182,7 +193,9 @@ def _specs_to_table(specs: Sequence[KernelSpec]) -> np.ndarray:
 
 def _table_to_specs(t: np.ndarray) -> list[KernelSpec]:
     return [
-        KernelSpec(r["family"].decode(), float(r["param"]), int(r["feature"]), r["normalise"].decode())
+        KernelSpec(
+            r["family"].decode(), float(r["param"]), int(r["feature"]), r["normalise"].decode()
+        )
         for r in t
     ]
 
@@ -193,4 +206,3 @@ def _plain(v):
     if isinstance(v, np.generic):
         return v.item()
     return v
-

@@ -144,7 +144,9 @@ def _sq_dists(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return d
 
 
-def kernel_function(spec: KernelSpec, X: np.ndarray, Z: np.ndarray, same: bool = False) -> np.ndarray:
+def kernel_function(
+    spec: KernelSpec, X: np.ndarray, Z: np.ndarray, same: bool = False
+) -> np.ndarray:
     """Unnormalised kernel matrix k(x_i, z_j) for one spec.
 
     ``same`` tells the identity kernel that X and Z are the same points.

@@ -1,0 +1,21 @@
+# MKL research workflow: datasets -> splits -> kernel banks -> fits -> tables and figures.
+# See README.md and DESIGN.md. Run `snakemake --cores 2` for the quick experiment.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/kernels.smk"
+include: "workflow/rules/fit.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        experiment_targets(config["experiments"]),

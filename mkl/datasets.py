@@ -1,0 +1,524 @@
+"""Datasets: the registry (``config/datasets.yaml``), downloads checked by sha256,
+parsers for the raw formats, feature scaling with training statistics, seeded
+stratified splits with inner CV folds, and the papers' synthetic data.
+
+Registry entry (one per dataset)::
+
+    ionosphere:
+      title: Ionosphere (UCI)
+      citation: Sigillito et al. 1989; UCI Machine Learning Repository (CC BY 4.0)
+      sources:                       # tried in order until one verifies
+        - format: pmlb               # parser, see PARSERS
+          files:
+            - url: https://github.com/EpistasisLab/pmlb/raw/master/datasets/ionosphere/ionosphere.tsv.gz
+              mirror: ionosphere/pmlb_ionosphere.tsv.gz   # path inside a mirror folder
+              sha256: adb6fc87...
+          options: {}                # parser options
+      drop_constant: true            # drop features constant over all samples
+      labels: {positive: ["g"]}      # or {map: {raw: class}}; optional
+
+Each file is looked for in every mirror folder (config ``mirrors``), then in an
+installed package (``package_file: sklearn.datasets.data/breast_cancer.csv``),
+then at each URL; the first copy whose sha256 matches is written atomically to
+the destination. If none does, :class:`DatasetUnavailable` names the dataset
+and every place tried with its reason.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.resources
+import io
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+from ._io import atomic_path, write_json
+
+CHUNK = 1 << 20
+
+
+class DatasetUnavailable(RuntimeError):
+    """No source of a dataset could be obtained and verified."""
+
+
+# --------------------------------------------------------------------------- #
+# Registry                                                                    #
+# --------------------------------------------------------------------------- #
+def load_registry(path: str | os.PathLike) -> dict:
+    import yaml
+
+    with open(path) as fh:
+        reg = yaml.safe_load(fh) or {}
+    if not isinstance(reg, dict):
+        raise ValueError(f"dataset registry {path} must map dataset names to entries")
+    return reg
+
+
+def registry_entry(registry: Mapping, name: str) -> Mapping:
+    try:
+        return registry[name]
+    except KeyError:
+        raise ValueError(
+            f"dataset {name!r} is not in the registry; known: {', '.join(sorted(registry))}"
+        ) from None
+
+
+def _source_files(source: Mapping) -> list[dict]:
+    files = source.get("files")
+    if files is None:
+        keys = ("url", "mirror", "sha256", "package_file", "name")
+        files = [{k: source[k] for k in keys if k in source}]
+    out = []
+    for f in files:
+        f = dict(f)
+        if "sha256" not in f:
+            raise ValueError(f"registry file entry {f} has no sha256")
+        f.setdefault("name", Path(f.get("mirror") or f.get("package_file") or f["url"]).name)
+        out.append(f)
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# Download                                                                    #
+# --------------------------------------------------------------------------- #
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _copy_verified(read, dest: Path, expected: str) -> str | None:
+    """Stream ``read`` into ``dest`` atomically if its sha256 is ``expected``;
+    otherwise leave nothing behind and return the reason."""
+    h = hashlib.sha256()
+    try:
+        with atomic_path(dest) as tmp:
+            with open(tmp, "wb") as out:
+                while chunk := read(CHUNK):
+                    h.update(chunk)
+                    out.write(chunk)
+            if h.hexdigest() != expected:
+                raise _ChecksumMismatch(
+                    f"sha256 mismatch: expected {expected}, got {h.hexdigest()}"
+                )
+    except _ChecksumMismatch as exc:
+        return str(exc)
+    return None
+
+
+class _ChecksumMismatch(Exception):
+    pass
+
+
+def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> list[str]:
+    """Try every place for one file; return the failures (empty on success)."""
+    tried = []
+    candidates: list[tuple[str, str]] = []  # (where, 'path' | 'url')
+    if file.get("mirror"):
+        for m in mirrors:
+            candidates.append((str(Path(m) / file["mirror"]), "path"))
+    if file.get("package_file"):
+        pkg, _, rel = file["package_file"].partition("/")
+        try:
+            candidates.append((str(importlib.resources.files(pkg) / rel), "path"))
+        except ModuleNotFoundError:
+            tried.append(f"package {pkg}: not installed")
+    for url in [file["url"]] if isinstance(file.get("url"), str) else file.get("url") or []:
+        candidates.append((url, "url"))
+    for where, kind in candidates:
+        try:
+            if kind == "path":
+                if not os.path.isfile(where):
+                    tried.append(f"{where}: not found")
+                    continue
+                with open(where, "rb") as fh:
+                    reason = _copy_verified(fh.read, dest, file["sha256"])
+            else:
+                with urllib.request.urlopen(where, timeout=timeout) as resp:
+                    reason = _copy_verified(resp.read, dest, file["sha256"])
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+        if reason is None:
+            return []
+        tried.append(f"{where}: {reason}")
+    return tried
+
+
+def fetch(
+    name: str,
+    entry: Mapping,
+    dest_dir: str | os.PathLike,
+    mirrors: Sequence[str | os.PathLike] = (),
+    timeout: float = 30.0,
+) -> dict:
+    """Obtain the raw files of one dataset into ``dest_dir`` and write
+    ``dest_dir/manifest.json`` (format, options, files with sha256) last.
+
+    Returns the manifest. Generated datasets need no files."""
+    dest_dir = Path(dest_dir)
+    tried: list[str] = []
+    for source in entry.get("sources", []):
+        if source.get("format") == "generated":
+            manifest = {"dataset": name, "format": "generated", "source": dict(source), "files": []}
+            write_json(dest_dir / "manifest.json", manifest)
+            return manifest
+        files = _source_files(source)
+        ok = True
+        for f in files:
+            failures = _try_file(f, dest_dir / f["name"], mirrors, timeout)
+            if failures:
+                tried.extend(failures)
+                ok = False
+                break
+        if ok:
+            manifest = {
+                "dataset": name,
+                "format": source["format"],
+                "options": dict(source.get("options", {})),
+                "files": [
+                    {"name": f["name"], "sha256": f["sha256"], "url": f.get("url")} for f in files
+                ],
+            }
+            write_json(dest_dir / "manifest.json", manifest)
+            return manifest
+    if not entry.get("sources"):
+        tried.append("the registry lists no source")
+    raise DatasetUnavailable(f"dataset {name!r} is not available: tried " + "; ".join(tried))
+
+
+# --------------------------------------------------------------------------- #
+# Parsers: files -> (X, raw labels)                                           #
+# --------------------------------------------------------------------------- #
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"))
+    return open(path)
+
+
+def parse_pmlb(paths: Sequence[Path], target: str = "target") -> tuple[np.ndarray, np.ndarray]:
+    """PMLB tab-separated (gzipped) table with a header and a target column."""
+    df = pd.read_csv(paths[0], sep="\t")
+    if target not in df.columns:
+        raise ValueError(f"{paths[0]}: no target column {target!r}")
+    y = df.pop(target).to_numpy()
+    return df.to_numpy(dtype=np.float64), y
+
+
+def parse_libsvm(
+    paths: Sequence[Path], n_features: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """LIBSVM sparse text ``label idx:val ...`` (all files concatenated)."""
+    from sklearn.datasets import load_svmlight_files
+
+    parts = load_svmlight_files([str(p) for p in paths], n_features=n_features)
+    Xs, ys = parts[0::2], parts[1::2]
+    X = np.vstack([x.toarray() for x in Xs])
+    return X, np.concatenate(ys)
+
+
+def parse_table(
+    paths: Sequence[Path],
+    label_column: int | str = -1,
+    delimiter: str | None = ",",
+    header: bool = False,
+    missing: str | None = None,
+    missing_policy: str = "drop",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Delimited text (UCI csv, LIBSVM dense, whitespace tables): one row per
+    sample; ``label_column`` by index or header name; ``missing`` marks an
+    unknown value and ``missing_policy`` drops those rows or imputes the
+    column mean."""
+    sep = r"\s+" if delimiter in (None, "whitespace") else delimiter
+    frames = [
+        pd.read_csv(p, sep=sep, header=0 if header else None, na_values=missing, engine="python")
+        for p in paths
+    ]
+    df = pd.concat(frames, ignore_index=True)
+    df = df.dropna(axis=1, how="all")  # empty columns from trailing delimiters
+    col = label_column if isinstance(label_column, str) else df.columns[label_column]
+    y = df.pop(col)
+    if missing is not None and df.isna().any().any():
+        if missing_policy == "drop":
+            keep = ~df.isna().any(axis=1)
+            df, y = df[keep], y[keep]
+        elif missing_policy == "mean":
+            df = df.fillna(df.mean(numeric_only=True))
+        else:
+            raise ValueError(f"missing_policy must be 'drop' or 'mean', got {missing_policy!r}")
+    try:
+        X = df.to_numpy(dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"{paths[0]}: non-numeric feature values ({exc})") from None
+    return X, y.to_numpy()
+
+
+def parse_sklearn_csv(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's bundled csv: a first line 'n_samples,n_features,class names...',
+    then rows of features and an integer class index."""
+    with open(paths[0]) as fh:
+        head = fh.readline().strip().split(",")
+    names = np.array(head[2:], dtype=object)
+    data = np.loadtxt(paths[0], delimiter=",", skiprows=1)
+    X, codes = data[:, :-1], data[:, -1].astype(int)
+    if X.shape != (int(head[0]), int(head[1])):
+        raise ValueError(f"{paths[0]}: header says {head[:2]}, data is {X.shape}")
+    return X, names[codes] if len(names) else codes
+
+
+PARSERS = {
+    "pmlb": parse_pmlb,
+    "libsvm": parse_libsvm,
+    "table": parse_table,
+    "sklearn_csv": parse_sklearn_csv,
+}
+
+
+# --------------------------------------------------------------------------- #
+# Synthetic data of the papers                                                #
+# --------------------------------------------------------------------------- #
+def gmkl_toy(example: int = 1, n: int = 300, n_features: int = 20, seed: int = 0):
+    """Yang et al. 2011, eqs. (28)-(29): x ~ U[0,1]^20, eps ~ N(0,1),
+    toy 1: y = sign(sum_{j<=3} f1(x_j) + eps); toy 2 adds f2 on features 4-6,
+    f3 on 7-9 and f4 on 10-12."""
+    if example not in (1, 2):
+        raise ValueError(f"GMKL toy example must be 1 or 2, got {example!r}")
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(n, n_features))
+    f1 = lambda a: -2 * np.sin(2 * a) + 1 - np.cos(2)  # noqa: E731
+    f2 = lambda a: a**2 - 1 / 3  # noqa: E731
+    f3 = lambda a: a - 0.5  # noqa: E731
+    f4 = lambda a: np.exp(-a) + np.exp(-1) - 1  # noqa: E731
+    s = f1(X[:, 0:3]).sum(1)
+    if example == 2:
+        s += f2(X[:, 3:6]).sum(1) + f3(X[:, 6:9]).sum(1) + f4(X[:, 9:12]).sum(1)
+    s += rng.normal(size=n)
+    return X, np.where(s >= 0, 1, -1)
+
+
+def smkl_toy(n: int = 500, n_features: int = 40, n_relevant: int = 34, seed: int = 0):
+    """Xu et al. 2010, toy data: 500 points in 40 dimensions, label from the
+    mean of the first 34 features, the last 6 irrelevant. The paper does not
+    name the feature distribution: we draw x ~ N(0, I) (documented choice)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    return X, np.where(X[:, :n_relevant].mean(1) >= 0, 1, -1)
+
+
+GENERATORS = {"gmkl_toy": gmkl_toy, "smkl_toy": smkl_toy}
+
+
+# --------------------------------------------------------------------------- #
+# Normalise: raw files -> results/data/{dataset}.h5                           #
+# --------------------------------------------------------------------------- #
+@dataclass
+class Dataset:
+    X: np.ndarray
+    y: np.ndarray  # integer class codes 0..k-1
+    classes: list[str]
+    attrs: dict
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+            f.create_dataset("X", data=self.X)
+            f.create_dataset("y", data=self.y)
+            f.create_dataset(
+                "classes", data=np.array(self.classes, dtype=object), dtype=h5py.string_dtype()
+            )
+            for k, v in self.attrs.items():
+                f.attrs[k] = v
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Dataset:
+        with h5py.File(path, "r") as f:
+            return cls(
+                X=f["X"][()],
+                y=f["y"][()],
+                classes=[c.decode() if isinstance(c, bytes) else c for c in f["classes"][()]],
+                attrs=dict(f.attrs),
+            )
+
+
+def map_labels(y_raw: np.ndarray, spec: Mapping | None) -> tuple[np.ndarray, list[str]]:
+    """Raw labels -> (integer codes, class names), by the registry's ``labels``:
+    ``{positive: [...]}`` (binary: listed values vs the rest), ``{map: {raw: class}}``
+    (unlisted values dropped -> code -1), or nothing (classes as found, sorted)."""
+    raw = np.array([_label_str(v) for v in y_raw], dtype=object)
+    if spec and "positive" in spec:
+        pos = {_label_str(v) for v in spec["positive"]}
+        unknown = pos - set(raw)
+        if unknown:
+            raise ValueError(f"positive label(s) {sorted(unknown)} do not occur in the data")
+        names = list(spec.get("names", ["negative", "positive"]))
+        return np.isin(raw, list(pos)).astype(int), names
+    if spec and "map" in spec:
+        mapping = {_label_str(k): str(v) for k, v in spec["map"].items()}
+        names = sorted(set(mapping.values()))
+        codes = np.array([names.index(mapping[v]) if v in mapping else -1 for v in raw])
+        return codes, names
+    names = sorted(set(raw), key=_natural_key)
+    return np.array([names.index(v) for v in raw]), names
+
+
+def _label_str(v) -> str:
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _natural_key(s: str):
+    try:
+        return (0, float(s), s)
+    except ValueError:
+        return (1, 0.0, s)
+
+
+def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Dataset:
+    """Parse the files fetched into ``raw_dir`` (see :func:`fetch`), map labels,
+    drop rows without a label mapping and, if asked, constant features."""
+    raw_dir = Path(raw_dir)
+    manifest = json.loads((raw_dir / "manifest.json").read_text())
+    fmt = manifest["format"]
+    if fmt == "generated":
+        src = manifest["source"]
+        gen = GENERATORS.get(src.get("generator"))
+        if gen is None:
+            raise ValueError(f"dataset {name!r}: unknown generator {src.get('generator')!r}")
+        X, y_raw = gen(**src.get("params", {}))
+        provenance = {
+            "source": f"generated:{src['generator']}",
+            "params": json.dumps(src.get("params", {})),
+        }
+    else:
+        if fmt not in PARSERS:
+            raise ValueError(f"dataset {name!r}: unknown format {fmt!r}; known: {sorted(PARSERS)}")
+        paths = [raw_dir / f["name"] for f in manifest["files"]]
+        for f, p in zip(manifest["files"], paths, strict=True):
+            if sha256_file(p) != f["sha256"]:
+                raise ValueError(
+                    f"dataset {name!r}: {p} does not match its sha256; delete it to refetch"
+                )
+        X, y_raw = PARSERS[fmt](paths, **manifest.get("options", {}))
+        provenance = {
+            "source": " ; ".join(str(f.get("url")) for f in manifest["files"]),
+            "sha256": " ".join(f["sha256"] for f in manifest["files"]),
+        }
+    y, classes = map_labels(y_raw, entry.get("labels"))
+    keep = y >= 0
+    X, y = X[keep], y[keep]
+    dropped = []
+    if entry.get("drop_features"):
+        dropped = [int(j) for j in entry["drop_features"]]
+    if entry.get("drop_constant"):
+        dropped += [int(j) for j in np.flatnonzero(np.ptp(X, axis=0) == 0) if j not in dropped]
+    if dropped:
+        X = np.delete(X, dropped, axis=1)
+    if not np.isfinite(X).all():
+        raise ValueError(f"dataset {name!r}: features contain NaN or inf after parsing")
+    counts = np.bincount(y, minlength=len(classes))
+    if (counts > 0).sum() < 2:
+        raise ValueError(f"dataset {name!r}: fewer than two classes after label mapping")
+    attrs = {
+        "dataset": name,
+        "format": fmt,
+        "parser_options": json.dumps(manifest.get("options", {})),
+        "dropped_features": json.dumps(dropped),
+        "class_counts": json.dumps(counts.tolist()),
+        **provenance,
+    }
+    return Dataset(X=X, y=y, classes=list(classes), attrs=attrs)
+
+
+# --------------------------------------------------------------------------- #
+# Feature scaling with training statistics                                    #
+# --------------------------------------------------------------------------- #
+def scale_features(X_train: np.ndarray, X_test: np.ndarray, how: str = "standardise"):
+    """Fit the scaling on the training rows, apply it to both parts.
+    standardise: zero mean, unit variance; minmax: training range -> [0, 1];
+    none. Features constant on the training rows are centred, not divided."""
+    if how == "none":
+        return X_train, X_test
+    if how == "standardise":
+        shift, scale = X_train.mean(0), X_train.std(0)
+    elif how == "minmax":
+        shift, scale = X_train.min(0), np.ptp(X_train, axis=0)
+    else:
+        raise ValueError(f"unknown feature scaling {how!r}; use standardise, minmax or none")
+    scale = np.where(scale > 0, scale, 1.0)
+    return (X_train - shift) / scale, (X_test - shift) / scale
+
+
+# --------------------------------------------------------------------------- #
+# Splits                                                                      #
+# --------------------------------------------------------------------------- #
+@dataclass
+class Split:
+    train: np.ndarray  # indices into the dataset
+    test: np.ndarray
+    folds: np.ndarray  # inner-CV fold id of each training point (aligned with train)
+
+
+def make_splits(
+    y: np.ndarray,
+    repetitions: int,
+    train_fraction: float,
+    inner_folds: int,
+    seed: int,
+) -> list[Split]:
+    """R seeded stratified train/test splits, each with stratified inner folds."""
+    y = np.asarray(y)
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction}")
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be >= 1, got {repetitions}")
+    seeds = np.random.SeedSequence(seed).generate_state(repetitions)
+    out = []
+    for s in seeds:
+        sss = StratifiedShuffleSplit(1, train_size=train_fraction, random_state=int(s))
+        train, test = next(sss.split(np.zeros(len(y)), y))
+        train, test = np.sort(train), np.sort(test)
+        present = np.bincount(y[train])
+        smallest = present[present > 0].min()
+        if smallest < inner_folds:
+            raise ValueError(
+                f"the training part's smallest class has {smallest} points, "
+                f"fewer than inner_folds={inner_folds}"
+            )
+        folds = np.empty(len(train), dtype=int)
+        skf = StratifiedKFold(inner_folds, shuffle=True, random_state=int(s))
+        for k, (_, va) in enumerate(skf.split(np.zeros(len(train)), y[train])):
+            folds[va] = k
+        out.append(Split(train, test, folds))
+    return out
+
+
+def save_splits(path: str | os.PathLike, splits: Sequence[Split], attrs: Mapping) -> None:
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        for r, sp in enumerate(splits):
+            g = f.create_group(str(r))
+            g.create_dataset("train", data=sp.train)
+            g.create_dataset("test", data=sp.test)
+            g.create_dataset("folds", data=sp.folds)
+        f.attrs["repetitions"] = len(splits)
+        for k, v in attrs.items():
+            f.attrs[k] = v
+
+
+def load_split(path: str | os.PathLike, r: int) -> Split:
+    with h5py.File(path, "r") as f:
+        if str(r) not in f:
+            raise ValueError(f"{path} has no split {r} (it has {f.attrs.get('repetitions')})")
+        g = f[str(r)]
+        return Split(g["train"][()], g["test"][()], g["folds"][()])

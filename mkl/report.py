@@ -1,0 +1,178 @@
+"""Tables (our mean +- std over splits beside the paper's) and figures.
+
+Paper numbers come from ``paper_results.csv`` (columns paper, table, dataset,
+method, metric, mean, std, note) and are only ever shown beside measured ones.
+A cell is flagged when |ours - paper| exceeds two of the paper's standard
+deviations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._io import atomic_path, write_text
+from .evaluate import METRICS
+
+
+def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    """One row per fit record: dataset, algorithm, split, test metrics, fit details."""
+    rows = []
+    for p in paths:
+        with open(p) as fh:
+            rec = json.load(fh)
+        row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
+        row.update({m: rec["test"].get(m) for m in METRICS})
+        row["n_selected"] = _scalar_mean(rec["fit"]["n_selected"])
+        row["n_kernels"] = rec["n_kernels"]
+        row["seconds"] = rec["fit"]["seconds"]
+        row["converged"] = rec["fit"]["converged"]
+        row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
+        rows.append(row)
+    if not rows:
+        raise ValueError("no fit results to aggregate")
+    return pd.DataFrame(rows).sort_values(["dataset", "algorithm", "split"], kind="stable")
+
+
+def _scalar_mean(v):
+    return float(np.mean(v)) if isinstance(v, list) else v
+
+
+def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """Mean and std over splits per (dataset, algorithm), in the experiment's order."""
+    cols = [*METRICS, "n_selected", "seconds"]
+    fits = fits.copy()
+    for c in cols:
+        fits[c] = pd.to_numeric(fits[c], errors="coerce")
+    g = fits.groupby(["dataset", "algorithm"], sort=False)
+    out = g[cols].agg(["mean", "std"])
+    out.columns = [f"{c}_{s}" for c, s in out.columns]
+    out["n_splits"] = g.size()
+    out["n_kernels"] = g["n_kernels"].first()
+    out = out.reset_index()
+    if order:
+        for key in ("dataset", "algorithm"):
+            if order.get(key):
+                rank = {v: i for i, v in enumerate(order[key])}
+                out[f"_{key}"] = out[key].map(lambda v, r=rank: r.get(v, len(r)))
+        out = out.sort_values([c for c in ("_dataset", "_algorithm") if c in out], kind="stable")
+        out = out.drop(columns=[c for c in ("_dataset", "_algorithm") if c in out])
+    return out.reset_index(drop=True)
+
+
+def fmt_pm(mean, std, digits: int = 1) -> str:
+    if mean is None or (isinstance(mean, float) and np.isnan(mean)):
+        return "n/a"
+    if std is None or (isinstance(std, float) and np.isnan(std)):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def results_table(
+    summary: pd.DataFrame, metric: str = "accuracy", scale: float = 100.0
+) -> pd.DataFrame:
+    """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale)."""
+    cells = summary.assign(
+        cell=[
+            fmt_pm(m * scale, s * scale)
+            for m, s in zip(summary[f"{metric}_mean"], summary[f"{metric}_std"], strict=True)
+        ]
+    )
+    table = cells.pivot(index="dataset", columns="algorithm", values="cell")
+    table = table.loc[summary["dataset"].unique(), summary["algorithm"].unique()]
+    table.columns.name = None
+    return table.reset_index()
+
+
+def paper_comparison(
+    summary: pd.DataFrame, paper_results: pd.DataFrame, paper: Mapping
+) -> pd.DataFrame:
+    """Our cells beside the paper's for one experiment's ``paper`` section::
+
+    paper: {name: yang2011_gmkl, metric: accuracy, scale: 100,
+            tables: {table4: [gmkl_toy1]},            # paper table -> our datasets
+            datasets: {gmkl_toy1: toy1},              # our name -> paper's name
+            methods: {uniform: uniform}}              # our algorithm -> paper's method
+    """
+    metric, scale = paper.get("metric", "accuracy"), float(paper.get("scale", 100.0))
+    ref = paper_results[paper_results["paper"] == paper["name"]]
+    rows = []
+    for table, datasets in paper["tables"].items():
+        for ds in datasets:
+            pds = paper.get("datasets", {}).get(ds, ds)
+            for alg, pmethod in paper["methods"].items():
+                ours = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
+                theirs = ref[
+                    (ref["table"] == table) & (ref["dataset"] == pds) & (ref["method"] == pmethod)
+                ]
+                if theirs.empty:
+                    continue
+                om = ours[f"{metric}_mean"].iloc[0] * scale if len(ours) else np.nan
+                os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
+                pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
+                diff = om - pm
+                rows.append(
+                    {
+                        "table": table,
+                        "dataset": ds,
+                        "algorithm": alg,
+                        "ours": fmt_pm(om, os_),
+                        "paper": fmt_pm(pm, ps),
+                        "difference": round(diff, 2) if np.isfinite(diff) else None,
+                        "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
+                        "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def write_table(df: pd.DataFrame, csv_path, md_path, caption: str = "") -> None:
+    """CSV (if ``csv_path``) and Markdown, each written atomically."""
+    if csv_path is not None:
+        with atomic_path(csv_path) as tmp:
+            df.to_csv(tmp, index=False)
+    md = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n"
+    write_text(md_path, md)
+
+
+def plot_metric(
+    summary: pd.DataFrame, path_png, path_pdf, metric: str = "accuracy", title: str = ""
+):
+    """Grouped bars: one group per dataset, one bar per algorithm, error bars = std over splits."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = list(summary["dataset"].unique())
+    algorithms = list(summary["algorithm"].unique())
+    width = 0.8 / max(len(algorithms), 1)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
+    x = np.arange(len(datasets))
+    for i, alg in enumerate(algorithms):
+        sub = summary[summary["algorithm"] == alg].set_index("dataset").reindex(datasets)
+        ax.bar(
+            x + (i - (len(algorithms) - 1) / 2) * width,
+            sub[f"{metric}_mean"],
+            width,
+            yerr=sub[f"{metric}_std"].fillna(0),
+            label=alg,
+            capsize=2,
+        )
+    ax.set_xticks(x, datasets)
+    ax.set_ylabel(f"test {metric}")
+    lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
+    ax.set_ylim(max(0.0, lo - 0.05), 1.0)
+    ax.legend(fontsize="small", ncol=min(len(algorithms), 4))
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    for path in (path_png, path_pdf):
+        ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=120)
+    plt.close(fig)

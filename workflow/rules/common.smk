@@ -1,0 +1,83 @@
+# Configuration loading and validation, and the functions that list targets.
+import yaml
+from pathlib import Path
+
+from snakemake.utils import validate
+
+import mkl
+
+if not getattr(mkl, "IS_MKL_RESEARCH", False):
+    raise WorkflowError(
+        f"`import mkl` found {getattr(mkl, '__file__', '?')}, not this project's library "
+        "(Intel's mkl-service installs a module of the same name): pip install -e . first"
+    )
+
+validate(config, "../schemas/config.schema.yaml")
+
+EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
+REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
+MKL_SOURCE_HASH = mkl.source_hash()
+
+
+def _load_yaml(path):
+    with open(path) as fh:
+        return yaml.safe_load(fh)
+
+
+DATASETS = _load_yaml(REGISTRY_FILE)
+validate(DATASETS, "../schemas/datasets.schema.yaml")
+
+
+def _load_experiment(path):
+    exp = _load_yaml(path)
+    validate(exp, "../schemas/experiment.schema.yaml")
+    if exp["name"] != path.stem:
+        raise WorkflowError(f"{path}: name {exp['name']!r} differs from the file name")
+    for ds in exp["datasets"]:
+        if ds not in DATASETS:
+            raise WorkflowError(f"{path}: dataset {ds!r} is not in {REGISTRY_FILE}")
+    for alg, spec in exp["algorithms"].items():
+        if spec.get("estimator", alg) not in mkl.ALGORITHMS:
+            raise WorkflowError(
+                f"{path}: algorithm {alg!r} is not in mkl's registry "
+                f"({', '.join(sorted(mkl.ALGORITHMS))})"
+            )
+    return exp
+
+
+EXPERIMENTS = {p.stem: _load_experiment(p) for p in sorted(EXPERIMENTS_DIR.glob("*.yaml"))}
+for _name in config["experiments"]:
+    if _name not in EXPERIMENTS:
+        raise WorkflowError(f"experiment {_name!r} has no file {EXPERIMENTS_DIR}/{_name}.yaml")
+
+
+wildcard_constraints:
+    experiment="[A-Za-z0-9_]+",
+    dataset="[A-Za-z0-9_]+",
+    algorithm="[A-Za-z0-9_]+",
+    split="[0-9]+",
+
+
+def fit_files(experiment):
+    exp = EXPERIMENTS[experiment]
+    return expand(
+        "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
+        experiment=experiment,
+        dataset=exp["datasets"],
+        algorithm=list(exp["algorithms"]),
+        split=range(exp["protocol"]["repetitions"]),
+    )
+
+
+def experiment_targets(experiments):
+    if isinstance(experiments, str):
+        experiments = [experiments]
+    return [
+        path
+        for e in experiments
+        for path in (
+            f"results/tables/{e}/results.md",
+            f"results/tables/{e}/paper.md",
+            f"results/figures/{e}/accuracy.png",
+        )
+    ]

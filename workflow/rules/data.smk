@@ -1,0 +1,47 @@
+# Raw files -> one normalised HDF5 per dataset -> seeded splits per experiment.
+
+
+rule download:
+    output:
+        "results/raw/{dataset}/manifest.json",
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+        mirrors=config.get("mirrors", []),
+        timeout=config.get("download_timeout", 30),
+    log:
+        "results/logs/download/{dataset}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/download.py"
+
+
+rule normalise:
+    input:
+        "results/raw/{dataset}/manifest.json",
+    output:
+        "results/data/{dataset}.h5",
+    params:
+        entry=lambda w: DATASETS[w.dataset],
+    log:
+        "results/logs/normalise/{dataset}.log",
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/normalise.py"
+
+
+rule split:
+    input:
+        "results/data/{dataset}.h5",
+    output:
+        "results/splits/{experiment}/{dataset}.h5",
+    params:
+        protocol=lambda w: EXPERIMENTS[w.experiment]["protocol"],
+    log:
+        "results/logs/split/{experiment}/{dataset}.log",
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/split.py"

@@ -1,0 +1,21 @@
+# One kernel bank (training and test blocks) per (experiment, dataset, split).
+
+
+rule kernels:
+    input:
+        data="results/data/{dataset}.h5",
+        splits="results/splits/{experiment}/{dataset}.h5",
+    output:
+        "results/kernels/{experiment}/{dataset}/{split}.h5",
+    params:
+        bank=lambda w: EXPERIMENTS[w.experiment]["kernels"],
+        scaling=lambda w: EXPERIMENTS[w.experiment]["protocol"].get(
+            "feature_scaling", "standardise"
+        ),
+        mkl_hash=MKL_SOURCE_HASH,
+    log:
+        "results/logs/kernels/{experiment}/{dataset}/{split}.log",
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/kernels.py"

@@ -1,0 +1,64 @@
+# Tables (ours beside the paper's) and figures, as report() items.
+
+
+rule aggregate:
+    input:
+        lambda w: fit_files(w.experiment),
+    output:
+        csv="results/tables/{experiment}/results.csv",
+        md=report(
+            "results/tables/{experiment}/results.md",
+            caption="../report/results.rst",
+            category="{experiment}",
+            subcategory="tables",
+        ),
+        per_split="results/tables/{experiment}/per_split.csv",
+        paper_csv="results/tables/{experiment}/paper.csv",
+        paper_md=report(
+            "results/tables/{experiment}/paper.md",
+            caption="../report/paper.rst",
+            category="{experiment}",
+            subcategory="tables",
+        ),
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+        paper_results=config.get("paper_results", "resources/paper_results.csv"),
+    log:
+        "results/logs/aggregate/{experiment}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/aggregate.py"
+
+
+rule figures:
+    input:
+        "results/tables/{experiment}/per_split.csv",
+    output:
+        png=report(
+            "results/figures/{experiment}/accuracy.png",
+            caption="../report/accuracy.rst",
+            category="{experiment}",
+            subcategory="figures",
+        ),
+        pdf="results/figures/{experiment}/accuracy.pdf",
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+    log:
+        "results/logs/figures/{experiment}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/figures.py"
+
+
+for _experiment in EXPERIMENTS:
+
+    rule:
+        name:
+            _experiment
+        input:
+            experiment_targets(_experiment),
+        localrule: True

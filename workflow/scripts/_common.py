@@ -1,0 +1,35 @@
+"""Shared start-up of the workflow scripts: logging to the rule's log file, a
+check that `import mkl` found this project's library, one BLAS thread, and one
+clear error line for expected failures (bad input, unavailable data)."""
+
+import logging
+import sys
+import traceback
+
+
+def run(snakemake, main):
+    logging.basicConfig(
+        filename=snakemake.log[0],
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        force=True,
+    )
+    log = logging.getLogger(snakemake.rule)
+    import mkl
+
+    if not getattr(mkl, "IS_MKL_RESEARCH", False):
+        sys.exit(
+            f"error: `import mkl` found {getattr(mkl, '__file__', '?')}, not this project's "
+            "library (Intel's mkl-service installs a module of the same name): pip install -e ."
+        )
+    from threadpoolctl import threadpool_limits
+
+    from mkl.datasets import DatasetUnavailable
+
+    try:
+        with threadpool_limits(limits=max(1, snakemake.threads)):
+            main(snakemake, log)
+    except (ValueError, DatasetUnavailable) as exc:
+        log.error("%s", traceback.format_exc())
+        sys.exit(f"error in rule {snakemake.rule} ({dict(snakemake.wildcards)}): {exc}")
+    log.info("done")

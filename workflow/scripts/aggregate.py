@@ -1,0 +1,34 @@
+"""Rule aggregate: fit records -> tables (mean ± std over splits; the paper's numbers beside)."""
+
+from _common import run
+
+
+def main(snakemake, log):
+    import pandas as pd
+
+    from mkl import report
+
+    exp = snakemake.params.experiment
+    fits = report.collect_fits(snakemake.input)
+    fits.to_csv(snakemake.output.per_split, index=False)
+    order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
+    summary = report.summarise(fits, order)
+    summary.to_csv(snakemake.output.csv, index=False)
+    table = report.results_table(summary, "accuracy")
+    caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits\n\n{exp.get('description', '')}"
+    report.write_table(table, None, snakemake.output.md, caption)
+    if "paper" in exp:
+        ref = pd.read_csv(snakemake.params.paper_results)
+        comparison = report.paper_comparison(summary, ref, exp["paper"])
+        caption = (
+            f"# {exp['name']} beside {exp['paper']['name']} (paper numbers from "
+            "paper_results.csv; beyond_2sd: |ours - paper| > 2 paper std)"
+        )
+    else:
+        comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})
+        caption = f"# {exp['name']}: no paper comparison"
+    report.write_table(comparison, snakemake.output.paper_csv, snakemake.output.paper_md, caption)
+    log.info("aggregated %d fit records", len(fits))
+
+
+run(snakemake, main)  # noqa: F821

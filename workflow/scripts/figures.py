@@ -1,0 +1,20 @@
+"""Rule figures: test accuracy per dataset and algorithm with error bars over splits."""
+
+from _common import run
+
+
+def main(snakemake, log):
+    import pandas as pd
+
+    from mkl import report
+
+    exp = snakemake.params.experiment
+    fits = pd.read_csv(snakemake.input[0])
+    order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
+    summary = report.summarise(fits, order)
+    report.plot_metric(
+        summary, snakemake.output.png, snakemake.output.pdf, "accuracy", title=exp["name"]
+    )
+
+
+run(snakemake, main)  # noqa: F821

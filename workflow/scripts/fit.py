@@ -1,0 +1,35 @@
+"""Rule fit: model selection over the grid by inner CV, refit, test metrics -> JSON."""
+
+from functools import partial
+
+from _common import run
+
+
+def main(snakemake, log):
+    import mkl
+    from mkl._io import write_json
+    from mkl.bank import KernelBank
+    from mkl.datasets import load_split
+    from mkl.evaluate import evaluate_split
+
+    w = snakemake.wildcards
+    cfg = snakemake.params.algorithm
+    bank = KernelBank.load(snakemake.input.bank)
+    if "select" in cfg or "exclude" in cfg:
+        bank = bank.select(include=cfg.get("select"), exclude=cfg.get("exclude"))
+    folds = load_split(snakemake.input.splits, int(w.split)).folds
+    make = partial(mkl.make_estimator, cfg.get("estimator", w.algorithm), **cfg.get("params", {}))
+    record = evaluate_split(make, bank, folds, cfg.get("grid", {}), snakemake.params.metric)
+    record.update(
+        experiment=w.experiment,
+        dataset=w.dataset,
+        algorithm=w.algorithm,
+        split=int(w.split),
+        mkl_version=mkl.__version__,
+        mkl_source_hash=snakemake.params.mkl_hash,
+    )
+    write_json(snakemake.output[0], record)
+    log.info("selected %s, test %s", record["selected_params"], record["test"])
+
+
+run(snakemake, main)  # noqa: F821

@@ -1,0 +1,19 @@
+"""Rule normalise: parse the raw files into results/data/{dataset}.h5 (X, y, classes)."""
+
+from pathlib import Path
+
+from _common import run
+
+
+def main(snakemake, log):
+    import numpy as np
+
+    from mkl.datasets import build_dataset
+
+    raw_dir = Path(snakemake.input[0]).parent
+    ds = build_dataset(snakemake.wildcards.dataset, snakemake.params.entry, raw_dir)
+    log.info("X %s, classes %s, counts %s", ds.X.shape, ds.classes, np.bincount(ds.y).tolist())
+    ds.save(snakemake.output[0])
+
+
+run(snakemake, main)  # noqa: F821

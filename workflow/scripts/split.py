@@ -1,0 +1,18 @@
+"""Rule split: R seeded stratified train/test splits with inner CV folds."""
+
+from _common import run
+
+
+def main(snakemake, log):
+    from mkl.datasets import Dataset, make_splits, save_splits
+
+    p = snakemake.params.protocol
+    ds = Dataset.load(snakemake.input[0])
+    splits = make_splits(ds.y, p["repetitions"], p["train_fraction"], p["inner_folds"], p["seed"])
+    save_splits(snakemake.output[0], splits, {"seed": p["seed"], "dataset": ds.attrs["dataset"]})
+    log.info(
+        "%d splits, %d train / %d test", len(splits), len(splits[0].train), len(splits[0].test)
+    )
+
+
+run(snakemake, main)  # noqa: F821
