@@ -187,14 +187,18 @@ def _memmap(path: str, ds: h5py.Dataset) -> np.ndarray:
 def _specs_to_table(specs: Sequence[KernelSpec]) -> np.ndarray:
     t = np.empty(len(specs), dtype=_SPEC_DTYPE)
     for i, s in enumerate(specs):
-        t[i] = (s.family.encode(), s.param, s.feature, s.normalise.encode())
+        param = np.nan if s.param is None else s.param
+        t[i] = (s.family.encode(), param, s.feature, s.normalise.encode())
     return t
 
 
 def _table_to_specs(t: np.ndarray) -> list[KernelSpec]:
     return [
         KernelSpec(
-            r["family"].decode(), float(r["param"]), int(r["feature"]), r["normalise"].decode()
+            r["family"].decode(),
+            None if np.isnan(r["param"]) else float(r["param"]),
+            int(r["feature"]),
+            r["normalise"].decode(),
         )
         for r in t
     ]

@@ -33,18 +33,18 @@ ALL_FEATURES = -1
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """One base kernel: a family, its parameter (width or degree; NaN if none),
+    """One base kernel: a family, its parameter (width or degree; None if none),
     the feature it looks at (``ALL_FEATURES`` = -1 for all of them) and the
     normalisation fitted on the training block."""
 
     family: str
-    param: float = math.nan
+    param: float | None = None
     feature: int = ALL_FEATURES
     normalise: str = "none"
 
     def label(self) -> str:
         scope = "all" if self.feature == ALL_FEATURES else f"x{self.feature}"
-        par = "" if math.isnan(self.param) else f"({self.param:g})"
+        par = "" if self.param is None else f"({self.param:g})"
         return f"{self.family}{par}@{scope}"
 
     def as_dict(self) -> dict:
@@ -54,11 +54,11 @@ class KernelSpec:
 # --------------------------------------------------------------------------- #
 # Bank specification                                                          #
 # --------------------------------------------------------------------------- #
-def _expand_values(value) -> list[float]:
+def _expand_values(value) -> list[float | None]:
     """A list of numbers, or {from, to} (integers, inclusive), or
     {base, from, to} (powers base**k for k = from..to)."""
     if value is None:
-        return [math.nan]
+        return [None]
     if isinstance(value, Mapping):
         lo, hi = int(value["from"]), int(value["to"])
         if hi < lo:
@@ -120,7 +120,7 @@ def expand_bank_spec(spec: Mapping, n_features: int) -> list[KernelSpec]:
             if scope not in scopes:
                 continue
             key = _PARAM_KEY[family]
-            params = _expand_values(fam.get(key)) if key else [math.nan]
+            params = _expand_values(fam.get(key)) if key else [None]
             if key and family == "gaussian" and any(p <= 0 for p in params):
                 raise ValueError(f"gaussian widths must be positive, got {params}")
             features = [ALL_FEATURES] if scope == "all" else range(n_features)

@@ -15,7 +15,8 @@ def main(snakemake, log):
     summary = report.summarise(fits, order)
     summary.to_csv(snakemake.output.csv, index=False)
     table = report.results_table(summary, "accuracy")
-    caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits\n\n{exp.get('description', '')}"
+    caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"
+    caption += f"\n\n{exp.get('description', '')}"
     report.write_table(table, None, snakemake.output.md, caption)
     if "paper" in exp:
         ref = pd.read_csv(snakemake.params.paper_results)

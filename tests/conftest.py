@@ -1,0 +1,35 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MKL_SHARED_DIR", REPO.parent / "shared"))
+MIRROR = SHARED / "datasets"
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def random_problem(rng, n=40, d=5, M=4):
+    """Features, labels in {-1,+1} and a bank of M Gaussian kernels of different widths."""
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 0.4, 1, -1)
+    widths = np.geomspace(0.5, 4.0, M)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.stack([np.exp(-sq / (2 * w**2)) for w in widths])
+    return X, y, K
+
+
+@pytest.fixture
+def problem(rng):
+    return random_problem(rng)
+
+
+def needs_mirror():
+    return pytest.mark.skipif(
+        not MIRROR.is_dir(), reason=f"dataset mirror {MIRROR} not present (set MKL_SHARED_DIR)"
+    )

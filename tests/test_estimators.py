@@ -1,0 +1,166 @@
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.svm import SVC
+
+import mkl
+from mkl.bank import KernelBank
+from mkl.kernels import KernelSpec, combine
+
+from .conftest import random_problem
+from .reference import svm_dual_value
+
+NAMES = ["uniform", "single_best", "linear"]
+
+
+def split(K, y, n_train=30):
+    return K[:, :n_train, :n_train], y[:n_train], K[:, n_train:, :n_train], y[n_train:]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_contract(problem, name):
+    _, y, K = problem
+    Ktr, ytr, Kte, yte = split(K, y)
+    est = mkl.make_estimator(name, C=2.0)
+    assert est.get_params()["C"] == 2.0
+    assert clone(est).get_params() == est.get_params()
+    assert est.fit(Ktr, ytr) is est
+    M, n = Ktr.shape[:2]
+    assert est.weights_.shape == (M,) and np.all(est.weights_ >= 0)
+    assert est.dual_coef_.shape == (n,)
+    assert isinstance(est.intercept_, float) and isinstance(est.objective_, float)
+    assert est.n_iter_ >= 1 and isinstance(est.converged_, bool)
+    assert isinstance(est.history_, list) and est.history_
+    assert list(est.classes_) == [-1, 1]
+    assert 1 <= est.n_selected_ <= M
+    pred = est.predict(Kte)
+    assert pred.shape == yte.shape and set(pred) <= {-1, 1}
+    # decision function = the SVM on the combined kernel
+    Kc = combine(Ktr, est.weights_)
+    svc = SVC(C=2.0, kernel="precomputed").fit(Kc, ytr)
+    assert np.allclose(est.decision_function(Kte), svc.decision_function(combine(Kte, est.weights_)),
+                       atol=1e-3)
+
+
+@pytest.mark.parametrize("C", [0.5, 5.0])
+def test_uniform_objective_is_the_svm_dual_of_the_average_kernel(problem, C):
+    _, y, K = problem
+    est = mkl.make_estimator("uniform", C=C, tol=1e-8).fit(K, y)
+    ref, _ = svm_dual_value(K.mean(0), y, C)
+    assert est.objective_ == pytest.approx(ref, rel=1e-5)
+    assert np.allclose(est.weights_, 1 / K.shape[0])
+
+
+def test_single_best_finds_the_informative_kernel(rng):
+    n = 80
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    noise = [np.outer(v, v) for v in rng.normal(size=(3, n))]
+    K = np.stack([*noise, np.outer(X[:, 0], X[:, 0])])
+    est = mkl.make_estimator("single_best", C=1.0, cv=3).fit(K, y)
+    assert est.weights_.tolist() == [0, 0, 0, 1]
+    assert len(est.history_) == 4
+
+
+def test_linear_uses_the_given_kernel(problem):
+    _, y, K = problem
+    est = mkl.make_estimator("linear", kernel_index=2).fit(K, y)
+    assert est.weights_.tolist() == [0, 0, 1, 0]
+    with pytest.raises(ValueError, match="kernel_index must be an integer in"):
+        mkl.make_estimator("linear", kernel_index=7).fit(K, y)
+
+
+def test_string_labels_and_one_vs_rest(rng):
+    X = rng.normal(size=(60, 2))
+    y = np.array(["a", "b", "c"])[np.argmax(np.c_[X, -X.sum(1)], 1)]
+    K = np.stack([X @ X.T, (X @ X.T + 1) ** 2])
+    est = mkl.make_estimator("uniform", C=10.0).fit(K, y)
+    assert list(est.classes_) == ["a", "b", "c"]
+    assert est.weights_.shape == (3, 2) and est.dual_coef_.shape == (3, 60)
+    assert est.decision_function(K).shape == (60, 3)
+    assert (est.predict(K) == y).mean() > 0.8
+    binary = mkl.make_estimator("uniform").fit(K, np.where(y == "a", "yes", "no"))
+    assert set(binary.predict(K)) <= {"yes", "no"}
+
+
+def test_kernel_bank_input(rng):
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    specs = [KernelSpec("linear"), KernelSpec("gaussian", 1.0)]
+    from mkl.kernels import compute_bank
+
+    tr, te, f = compute_bank(specs, X[:20], X[20:])
+    bank = KernelBank(train=tr, test=te, specs=specs, y_train=y[:20], y_test=y[20:], factors=f)
+    est = mkl.make_estimator("uniform").fit(bank, bank.y_train)
+    assert np.array_equal(est.predict(bank), est.predict(te))
+
+
+def test_float32_bank_gives_the_same_model(problem):
+    _, y, K = problem
+    a = mkl.make_estimator("uniform", tol=1e-8).fit(K, y)
+    b = mkl.make_estimator("uniform", tol=1e-8).fit(K.astype(np.float32), y)
+    assert b.objective_ == pytest.approx(a.objective_, rel=1e-4)
+
+
+# --------------------------------------------------------------------- bad input
+def _bad_inputs(K, y):
+    nan = K.copy()
+    nan[2, 3, 4] = np.nan
+    asym = K.copy()
+    asym[1, 0, 5] += 1.0
+    return [
+        ("nan", nan, y, {}, r"K\[2\] contains NaN or inf"),
+        ("inf", np.where(K > 0.99, np.inf, K), y, {}, "contains NaN or inf"),
+        ("one class", K, np.ones_like(y), {}, "y has one class only"),
+        ("mismatched y", K, y[:-1], {}, "y has 39 labels but the kernels have 40 samples"),
+        ("2-D", K[0], y, {}, r"wrap a single kernel as K\[None\]"),
+        ("non-square", K[:, :, :-1], y, {}, "must be square"),
+        ("asymmetric", asym, y, {}, r"K\[1\] is not symmetric"),
+        ("negative C", K, y, {"C": -1.0}, "C must be a positive number or None"),
+        ("zero C", K, y, {"C": 0}, "C must be a positive number"),
+        ("tol", K, y, {"tol": -1}, "tol must be a positive number"),
+        ("strings", K.astype(str), y, {}, "must be real-valued"),
+        ("2-D labels", K, y[:, None], {}, "y must be 1-D"),
+        ("nan labels", K, np.where(y > 0, np.nan, 0.0), {}, "y contains NaN"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_fit_input_is_one_clear_value_error(problem, name, case):
+    _, y, K = problem
+    label, Kb, yb, params, message = _bad_inputs(K, y)[case]
+    est = mkl.make_estimator(name, **params)
+    with pytest.raises(ValueError, match=message):
+        est.fit(Kb, yb)
+
+
+def test_bad_predict_input(problem):
+    _, y, K = problem
+    Ktr, ytr, Kte, _ = split(K, y)
+    est = mkl.make_estimator("uniform").fit(Ktr, ytr)
+    with pytest.raises(ValueError, match=r"K_test must have shape \(4, n_test, 30\)"):
+        est.predict(Kte[:3])
+    with pytest.raises(ValueError, match=r"K_test must have shape \(4, n_test, 30\)"):
+        est.predict(Kte[:, :, :20])
+    bad = Kte.copy()
+    bad[3, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"K_test\[3\] contains NaN or inf"):
+        est.predict(bad)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        mkl.make_estimator("uniform").predict(Kte)
+
+
+def test_make_estimator_names_the_problem():
+    with pytest.raises(ValueError, match="unknown algorithm 'simplemkl3'; known: .*uniform"):
+        mkl.make_estimator("simplemkl3")
+    with pytest.raises(ValueError, match=r"has no parameter\(s\) \['lam'\]"):
+        mkl.make_estimator("uniform", lam=0.5)
+
+
+def test_import_name_is_this_package():
+    assert mkl.IS_MKL_RESEARCH
+    assert len(mkl.source_hash()) == 16
+    assert random_problem  # shared helper importable

@@ -1,0 +1,188 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from mkl.kernels import (
+    ALL_FEATURES,
+    KernelSpec,
+    combine,
+    compute_bank,
+    count_kernels,
+    expand_bank_spec,
+    kernel_function,
+    spectral_ratio,
+)
+
+GMKL_BANK = {
+    "families": [
+        {"family": "gaussian", "widths": {"base": 2, "from": -3, "to": 6}},
+        {"family": "polynomial", "degrees": [1, 2, 3]},
+    ],
+    "features": ["all", "single"],
+    "normalise": "unit_trace",
+}
+
+features = st.integers(2, 12).flatmap(
+    lambda n: st.integers(1, 4).flatmap(
+        lambda d: arrays(np.float64, (n, d), elements=st.floats(-3, 3, width=64))
+    )
+)
+specs = st.sampled_from(
+    [
+        KernelSpec("gaussian", 0.7),
+        KernelSpec("gaussian", 3.0, 0),
+        KernelSpec("polynomial", 2.0),
+        KernelSpec("polynomial", 3.0, 0),
+        KernelSpec("linear"),
+        KernelSpec("linear", feature=0),
+        KernelSpec("homogeneous_polynomial", 2.0),
+        KernelSpec("homogeneous_polynomial", 3.0, normalise="unit_diagonal"),
+        KernelSpec("identity"),
+    ]
+)
+normalisations = st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance"])
+
+
+def test_bank_count_matches_the_papers():
+    assert count_kernels(GMKL_BANK, 20) == 273  # GMKL toy data
+    assert count_kernels(GMKL_BANK, 33) == 442  # ionosphere
+    assert count_kernels(GMKL_BANK, 10) == 143  # breast
+    for d in (1, 6, 60):
+        assert count_kernels(GMKL_BANK, d) == 13 * (d + 1)
+
+
+def test_bank_order_follows_gmkl_figure_1():
+    specs_ = expand_bank_spec(GMKL_BANK, 2)
+    assert [s.family for s in specs_[:13]] == ["gaussian"] * 10 + ["polynomial"] * 3
+    assert all(s.feature == ALL_FEATURES for s in specs_[:13])
+    assert [s.feature for s in specs_[13:33]] == [0] * 10 + [1] * 10
+    assert specs_[0].param == 2.0**-3 and specs_[9].param == 2.0**6
+
+
+def test_memo_bank_has_21_kernels():
+    memo = {
+        "families": [
+            {"family": "homogeneous_polynomial", "degrees": {"from": 1, "to": 20}},
+            {"family": "identity"},
+        ],
+        "normalise": "unit_diagonal",
+    }
+    assert count_kernels(memo, 7) == 21
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"families": []}, "no 'families'"),
+        ({"families": [{"family": "sigmoid"}]}, "unknown kernel family"),
+        ({"families": [{"family": "linear"}], "normalise": "l2"}, "unknown normalisation"),
+        ({"families": [{"family": "gaussian", "widths": [0.0]}]}, "positive"),
+        ({"families": [{"family": "linear", "features": ["each"]}]}, "'all' or 'single'"),
+    ],
+)
+def test_bad_bank_specs_are_named(bad, message):
+    with pytest.raises(ValueError, match=message):
+        expand_bank_spec(bad, 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=features, spec=specs, norm=normalisations)
+def test_training_block_symmetric_psd_and_normalised(X, spec, norm):
+    spec = KernelSpec(spec.family, spec.param, spec.feature, norm)
+    try:
+        K, _, factors = compute_bank([spec], X)
+    except ValueError as exc:  # a zero factor (e.g. constant data) is refused, clearly
+        assert "cannot normalise" in str(exc)
+        return
+    K = K[0]
+    assert np.allclose(K, K.T, atol=1e-12 * max(1.0, np.abs(K).max()))
+    eig = np.linalg.eigvalsh(K)
+    assert eig.min() >= -1e-8 * max(1.0, np.abs(eig).max())
+    n = len(X)
+    if norm == "unit_trace":
+        assert math.isclose(np.trace(K), 1.0, rel_tol=1e-9)
+    elif norm == "unit_variance":
+        assert math.isclose(np.trace(K) / n - K.sum() / n**2, 1.0, rel_tol=1e-6)
+    elif norm == "unit_diagonal":
+        diag = np.diag(K)
+        raw = np.diag(kernel_function(spec, X, X, same=True))
+        assert np.allclose(diag[raw > 0], 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=features, spec=specs, norm=normalisations, split=st.floats(0.3, 0.8))
+def test_test_block_is_the_kernel_on_test_x_train(X, spec, norm, split):
+    spec = KernelSpec(spec.family, spec.param, spec.feature, norm)
+    n_tr = max(1, min(len(X) - 1, int(split * len(X))))
+    Xtr, Xte = X[:n_tr], X[n_tr:]
+    try:
+        Ktr, Kte, factors = compute_bank([spec], Xtr, Xte)
+    except ValueError:
+        return
+    # Evaluate the kernel on all points at once, as if the test points were new
+    # columns, and normalise with the training statistics: the test block must agree.
+    full = kernel_function(spec, np.vstack([Xtr, Xte]), Xtr)
+    if spec.family == "identity":  # 1 only where a training point meets itself
+        full = np.vstack([np.eye(n_tr), np.zeros((len(Xte), n_tr))])
+    if norm == "unit_diagonal":
+        from mkl.kernels import self_similarity
+
+        d_all = self_similarity(spec, np.vstack([Xtr, Xte]))
+        d_tr = d_all[:n_tr].copy()
+        d_all, d_tr = np.sqrt(d_all), np.sqrt(d_tr)
+        d_all[d_all == 0] = 1
+        d_tr[d_tr == 0] = 1
+        full = full / d_all[:, None] / d_tr[None, :]
+    else:
+        full = full / factors[0]
+    assert np.allclose(Kte[0], full[n_tr:], rtol=1e-10, atol=1e-12)
+    assert np.allclose(Ktr[0], full[:n_tr], rtol=1e-10, atol=1e-12)
+
+
+def test_kernel_values_follow_the_documented_conventions():
+    x, z = np.array([[1.0, 2.0]]), np.array([[0.0, 1.0]])
+    assert math.isclose(kernel_function(KernelSpec("gaussian", 2.0), x, z)[0, 0], math.exp(-2 / 8))
+    assert kernel_function(KernelSpec("polynomial", 2.0), x, z)[0, 0] == 9.0
+    assert kernel_function(KernelSpec("homogeneous_polynomial", 3.0), x, z)[0, 0] == 8.0
+    assert kernel_function(KernelSpec("linear", feature=1), x, z)[0, 0] == 2.0
+    K, _, _ = compute_bank([KernelSpec("homogeneous_polynomial", 2.0, normalise="unit_diagonal")],
+                           np.array([[1.0, 0.0], [1.0, 1.0]]))
+    assert math.isclose(K[0, 0, 1], 1.0 / 2.0)  # (x'z)^2 / sqrt(1 * 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(X=features)
+def test_spectral_ratio_bounds(X):
+    K = kernel_function(KernelSpec("gaussian", 1.0), X, X)
+    r = spectral_ratio(K)
+    assert 1.0 - 1e-9 <= r <= math.sqrt(len(X)) + 1e-9
+    assert math.isclose(spectral_ratio(np.eye(len(X))), math.sqrt(len(X)))
+    assert math.isclose(spectral_ratio(np.ones((len(X), len(X)))), 1.0)
+
+
+def test_combine_matches_the_definition_and_skips_zero_weights(rng):
+    K = rng.normal(size=(6, 20, 20))
+    w = np.array([0.5, 0.0, 2.0, 0.0, 0.0, 1.0])
+    expected = sum(wm * Km for wm, Km in zip(w, K, strict=True))
+    out = combine(K, w)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    assert np.allclose(out, expected)
+    K[1, 0, 0] = np.nan  # a zero-weight kernel is never read
+    assert np.isfinite(combine(K, w)).all()
+    assert np.allclose(combine(K.astype(np.float32), w), expected, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(combine(K, np.zeros(6)), np.zeros((20, 20)))
+    with pytest.raises(ValueError, match="weights must have shape"):
+        combine(K, np.ones(5))
+
+
+def test_bad_features_are_refused():
+    with pytest.raises(ValueError, match="X_train must be 2-D"):
+        compute_bank([KernelSpec("linear")], np.ones(5))
+    with pytest.raises(ValueError, match="X_train contains NaN"):
+        compute_bank([KernelSpec("linear")], np.array([[1.0], [np.nan]]))
+    with pytest.raises(ValueError, match="X_test has 2 features but X_train has 1"):
+        compute_bank([KernelSpec("linear")], np.ones((3, 1)), np.ones((2, 2)))
