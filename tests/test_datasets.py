@@ -1,0 +1,226 @@
+import functools
+import hashlib
+import http.server
+import os
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+from mkl.datasets import (
+    DatasetUnavailable,
+    build_dataset,
+    fetch,
+    gmkl_toy,
+    load_registry,
+    make_splits,
+    scale_features,
+    smkl_toy,
+)
+
+from .conftest import MIRROR, REPO, needs_mirror
+
+REGISTRY = load_registry(REPO / "config" / "datasets.yaml")
+
+# (dataset, shape, class counts) as verified in the mirror's MANIFEST.tsv
+EXPECTED = {
+    "ionosphere": ((351, 33), [126, 225]),  # 34 columns, the constant one dropped
+    "sonar": ((208, 60), [111, 97]),
+    "heart": ((270, 13), [150, 120]),
+    "pima": ((768, 8), [500, 268]),
+    "wdbc": ((569, 30), [357, 212]),
+    "wpbc": ((198, 33), [151, 47]),
+    "breast": ((683, 10), [444, 239]),
+    "breast_uci": ((683, 9), [444, 239]),
+    "liver": ((345, 6), [145, 200]),
+    "australian": ((690, 14), [383, 307]),
+    "german": ((1000, 24), [700, 300]),
+    "fourclass": ((862, 2), [555, 307]),
+    "splice": ((1000, 60), [483, 517]),
+    "iris": ((150, 4), [50, 50, 50]),
+    "wine": ((178, 13), [59, 71, 48]),
+    "glass": ((214, 9), [70, 76, 17, 13, 9, 29]),
+    "vehicle": ((846, 18), [212, 217, 218, 199]),
+    "dna": ((3186, 180), [767, 765, 1654]),
+    "gmkl_toy1": ((300, 20), None),
+    "gmkl_toy2": ((300, 20), None),
+    "smkl_toy": ((500, 40), None),
+}
+
+
+def test_every_registry_entry_is_tested():
+    assert set(REGISTRY) == set(EXPECTED)
+
+
+@needs_mirror()
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_parser_on_mirror_file(tmp_path, name):
+    fetch(name, REGISTRY[name], tmp_path, mirrors=[MIRROR])
+    ds = build_dataset(name, REGISTRY[name], tmp_path)
+    shape, counts = EXPECTED[name]
+    assert ds.X.shape == shape
+    if counts is not None:
+        assert np.bincount(ds.y).tolist() == counts
+    assert np.isfinite(ds.X).all()
+    assert ds.attrs["dataset"] == name
+
+
+@needs_mirror()
+@pytest.mark.parametrize("name", ["ionosphere", "sonar"])
+def test_resources_hold_the_quick_experiments_files(tmp_path, name):
+    manifest = fetch(name, REGISTRY[name], tmp_path, mirrors=[REPO / "resources" / "datasets"])
+    assert manifest["files"][0]["sha256"] == REGISTRY[name]["sources"][0]["sha256"]
+
+
+def test_wdbc_comes_from_the_installed_scikit_learn(tmp_path):
+    manifest = fetch("wdbc", REGISTRY["wdbc"], tmp_path, mirrors=[])
+    assert manifest["format"] == "sklearn_csv"
+    assert build_dataset("wdbc", REGISTRY["wdbc"], tmp_path).classes == ["benign", "malignant"]
+
+
+# ------------------------------------------------------------------ downloads
+@pytest.fixture(scope="module")
+def http_mirror():
+    """A local HTTP server on 127.0.0.1 serving the dataset mirror."""
+    if not MIRROR.is_dir():
+        pytest.skip("dataset mirror not present")
+    handler = functools.partial(QuietHandler, directory=str(MIRROR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def entry_with_url(url, sha256):
+    return {"title": "t", "sources": [{"format": "pmlb", "url": url, "sha256": sha256}]}
+
+
+SONAR_SHA = REGISTRY["sonar"]["sources"][0]["sha256"]
+
+
+def test_download_over_http(tmp_path, http_mirror):
+    entry = entry_with_url(f"{http_mirror}/sonar/pmlb_sonar.tsv.gz", SONAR_SHA)
+    manifest = fetch("sonar", entry, tmp_path, mirrors=[])
+    data = (tmp_path / "pmlb_sonar.tsv.gz").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == SONAR_SHA
+    assert manifest["files"][0]["url"].startswith("http://127.0.0.1")
+    assert build_dataset("sonar", entry, tmp_path).X.shape == (208, 60)
+
+
+def test_checksum_mismatch_is_clear_and_leaves_no_file(tmp_path, http_mirror):
+    entry = entry_with_url(f"{http_mirror}/sonar/pmlb_sonar.tsv.gz", "0" * 64)
+    with pytest.raises(DatasetUnavailable) as err:
+        fetch("sonar", entry, tmp_path, mirrors=[])
+    msg = str(err.value)
+    assert "dataset 'sonar' is not available" in msg and "sha256 mismatch" in msg
+    assert "\n" not in msg
+    assert os.listdir(tmp_path) == []  # no partial download, no manifest
+
+
+def test_unreachable_url_and_missing_mirror_are_named(tmp_path):
+    entry = entry_with_url("http://127.0.0.1:9/nothing.tsv.gz", SONAR_SHA)
+    entry["sources"][0]["mirror"] = "sonar/missing.tsv.gz"
+    with pytest.raises(DatasetUnavailable) as err:
+        fetch("sonar", entry, tmp_path, mirrors=[tmp_path / "m"], timeout=2)
+    msg = str(err.value)
+    assert "http://127.0.0.1:9/nothing.tsv.gz" in msg
+    assert str(tmp_path / "m" / "sonar" / "missing.tsv.gz") + ": not found" in msg
+    assert os.listdir(tmp_path) == []
+
+
+@needs_mirror()
+def test_mirror_is_tried_before_the_url_and_a_bad_copy_falls_through(tmp_path, http_mirror):
+    bad_mirror = tmp_path / "bad"
+    (bad_mirror / "sonar").mkdir(parents=True)
+    (bad_mirror / "sonar" / "pmlb_sonar.tsv.gz").write_bytes(b"corrupt")
+    entry = entry_with_url(f"{http_mirror}/sonar/pmlb_sonar.tsv.gz", SONAR_SHA)
+    entry["sources"][0]["mirror"] = "sonar/pmlb_sonar.tsv.gz"
+    out = tmp_path / "out"
+    fetch("sonar", entry, out, mirrors=[bad_mirror])  # corrupt mirror copy -> URL
+    assert hashlib.sha256((out / "pmlb_sonar.tsv.gz").read_bytes()).hexdigest() == SONAR_SHA
+
+
+def test_unavailable_registry_entry_without_network(tmp_path):
+    entry = {"title": "t", "sources": [{"format": "pmlb", "canonical_url": "x", "sha256": "a" * 64,
+                                        "mirror": "nowhere/file.gz"}]}
+    with pytest.raises(DatasetUnavailable, match="dataset 'ghost' is not available: tried"):
+        fetch("ghost", entry, tmp_path, mirrors=[tmp_path])
+
+
+@needs_mirror()
+def test_corrupted_raw_file_is_detected_before_parsing(tmp_path):
+    fetch("sonar", REGISTRY["sonar"], tmp_path, mirrors=[MIRROR])
+    (tmp_path / "pmlb_sonar.tsv.gz").write_bytes(b"truncated")
+    with pytest.raises(ValueError, match="does not match its sha256"):
+        build_dataset("sonar", REGISTRY["sonar"], tmp_path)
+
+
+# ------------------------------------------------------------------ splits and scaling
+def test_splits_are_seeded_stratified_and_disjoint():
+    y = np.array([0] * 60 + [1] * 40)
+    a = make_splits(y, 5, 0.5, 3, seed=7)
+    b = make_splits(y, 5, 0.5, 3, seed=7)
+    c = make_splits(y, 5, 0.5, 3, seed=8)
+    assert all(np.array_equal(s.train, t.train) for s, t in zip(a, b, strict=True))
+    assert not all(np.array_equal(s.train, t.train) for s, t in zip(a, c, strict=True))
+    for s in a:
+        assert len(np.intersect1d(s.train, s.test)) == 0 and len(s.train) + len(s.test) == 100
+        assert np.bincount(y[s.train]).tolist() == [30, 20]
+        assert sorted(np.unique(s.folds)) == [0, 1, 2]
+        for k in range(3):
+            counts = np.bincount(y[s.train][s.folds == k], minlength=2)
+            assert abs(counts[0] - 10) <= 1 and abs(counts[1] - 20 / 3) <= 1
+    assert len({tuple(s.train) for s in a}) == 5
+
+
+def test_split_errors_are_named():
+    with pytest.raises(ValueError, match="train_fraction must be in"):
+        make_splits(np.array([0, 1] * 10), 1, 1.5, 2, 0)
+    with pytest.raises(ValueError, match="fewer than inner_folds=5"):
+        make_splits(np.array([0] * 20 + [1] * 4), 1, 0.5, 5, 0)
+
+
+def test_scaling_uses_training_statistics(rng):
+    Xtr, Xte = rng.normal(3, 2, size=(50, 3)), rng.normal(3, 2, size=(20, 3))
+    Xtr[:, 2] = 1.0
+    a, b = scale_features(Xtr, Xte, "standardise")
+    assert np.allclose(a[:, :2].mean(0), 0) and np.allclose(a[:, :2].std(0), 1)
+    assert np.allclose(b, (Xte - Xtr.mean(0)) / np.where(Xtr.std(0) > 0, Xtr.std(0), 1))
+    assert np.all(a[:, 2] == 0)
+    a, b = scale_features(Xtr, Xte, "minmax")
+    assert a[:, :2].min() == 0 and a[:, :2].max() == 1
+    with pytest.raises(ValueError, match="unknown feature scaling"):
+        scale_features(Xtr, Xte, "zscore")
+
+
+def test_generators_follow_the_papers():
+    X, y = gmkl_toy(1, n=2000, seed=0)
+    assert X.shape == (2000, 20) and X.min() >= 0 and X.max() <= 1
+    f1 = -2 * np.sin(2 * X[:, :3]) + 1 - np.cos(2)
+    agree = np.mean(np.sign(f1.sum(1)) == y)
+    assert 0.7 < agree < 0.95  # the label follows the signal, blurred by N(0, 1) noise
+    X2, y2 = gmkl_toy(2, n=300, seed=0)
+    assert X2.shape == (300, 20) and set(y2) == {-1, 1}
+    X3, y3 = smkl_toy()
+    assert X3.shape == (500, 40)
+    assert np.array_equal(y3, np.where(X3[:, :34].mean(1) >= 0, 1, -1))
+    with pytest.raises(ValueError, match="must be 1 or 2"):
+        gmkl_toy(3)
+
+
+@needs_mirror()
+def test_fetch_never_writes_into_a_mirror(tmp_path):
+    m = tmp_path / "mirror" / "sonar"
+    m.mkdir(parents=True)
+    shutil.copy(MIRROR / "sonar" / "pmlb_sonar.tsv.gz", m)
+    fetch("sonar", REGISTRY["sonar"], tmp_path / "out", mirrors=[tmp_path / "mirror"])
+    assert os.listdir(m) == ["pmlb_sonar.tsv.gz"]
+    assert (tmp_path / "out" / "pmlb_sonar.tsv.gz").read_bytes() == (m / "pmlb_sonar.tsv.gz").read_bytes()

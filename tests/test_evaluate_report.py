@@ -1,0 +1,125 @@
+import functools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mkl
+from mkl.bank import KernelBank
+from mkl.evaluate import (
+    classification_metrics,
+    cross_validate_grid,
+    evaluate_split,
+    grid_points,
+    select_best,
+)
+from mkl.kernels import KernelSpec
+from mkl.report import collect_fits, paper_comparison, results_table, summarise
+
+from .conftest import random_problem
+
+
+def test_grid_points_order():
+    pts = grid_points({"C": [1, 10], "cv": [2, 3]})
+    assert pts == [{"C": 1, "cv": 2}, {"C": 1, "cv": 3}, {"C": 10, "cv": 2}, {"C": 10, "cv": 3}]
+    assert grid_points({}) == [{}]
+    with pytest.raises(ValueError, match="must be a list"):
+        grid_points({"C": 1})
+    with pytest.raises(ValueError, match="is empty"):
+        grid_points({"C": []})
+
+
+def test_metrics_binary_and_multiclass():
+    m = classification_metrics([0, 0, 1, 1], [0, 1, 1, 1], np.array([-2, 0.5, 1, 3]), [0, 1])
+    assert m["accuracy"] == 0.75 and m["f1"] == pytest.approx(0.8) and m["auc"] == 1.0
+    assert m["mcc"] == pytest.approx(1 / np.sqrt(3))
+    y = np.array([0, 1, 2, 0, 1, 2])
+    s = np.eye(3)[y] + 0.1
+    mc = classification_metrics(y, y, s, [0, 1, 2])
+    assert mc["accuracy"] == 1 and mc["f1"] == 1 and mc["auc"] == 1 and mc["mcc"] == 1
+
+
+def test_select_best_ties_go_to_the_first():
+    recs = [{"mean_score": 0.8}, {"mean_score": 0.9}, {"mean_score": 0.9}, {"mean_score": None}]
+    assert select_best(recs) == 1
+    with pytest.raises(ValueError, match="no grid point"):
+        select_best([{"mean_score": None}])
+
+
+def test_cross_validation_records_every_point_and_fold(rng):
+    _, y, K = random_problem(rng, n=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_estimator, "uniform")
+    recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [0.1, 1, 10]}))
+    assert len(recs) == 3
+    for r in recs:
+        assert len(r["fold_scores"]) == 3 and len(r["fold_fits"]) == 3
+        assert 0 <= r["mean_score"] <= 1
+        assert r["mean_score"] == pytest.approx(np.mean(r["fold_scores"]))
+
+
+def test_cross_validation_matches_a_manual_loop(rng):
+    _, y, K = random_problem(rng, n=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_estimator, "uniform")
+    (rec,) = cross_validate_grid(make, K, y, folds, [{"C": 1.0}])
+    manual = []
+    for f in range(3):
+        tr, va = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        est = make(C=1.0).fit(K[:, tr][:, :, tr], y[tr])
+        manual.append(np.mean(est.predict(K[:, va][:, :, tr]) == y[va]))
+    assert rec["fold_scores"] == pytest.approx(manual)
+
+
+def test_evaluate_split_record_is_complete_and_json(rng):
+    X, y, K = random_problem(rng, n=60)
+    tr, te = np.arange(40), np.arange(40, 60)
+    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
+    bank = KernelBank(train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs,
+                      y_train=y[tr], y_test=y[te])
+    make = functools.partial(mkl.make_estimator, "uniform")
+    rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.1, 10]})
+    json.dumps(rec, allow_nan=False)
+    assert rec["selected_params"] in ({"C": 0.1}, {"C": 10})
+    assert set(rec["test"]) == {"accuracy", "f1", "mcc", "auc"}
+    assert 0 <= rec["test"]["accuracy"] <= 1
+    assert len(rec["weights"]) == 4 and rec["n_kernels"] == 4
+    assert len(rec["grid"]) == 2 and rec["kernel_labels"][0] == "gaussian(1)@all"
+
+
+def _fit_record(dataset, algorithm, split, acc):
+    return {
+        "dataset": dataset, "algorithm": algorithm, "split": split, "n_kernels": 3,
+        "test": {"accuracy": acc, "f1": acc, "mcc": acc, "auc": acc},
+        "fit": {"n_selected": 2, "seconds": 0.1, "converged": True},
+        "selected_params": {"C": 1},
+    }
+
+
+def test_tables_and_paper_comparison(tmp_path):
+    paths = []
+    for i, (ds, alg, sp, acc) in enumerate(
+        [("toy", "uniform", 0, 0.70), ("toy", "uniform", 1, 0.72), ("b", "uniform", 0, 0.9),
+         ("b", "uniform", 1, 0.9), ("toy", "linear", 0, 0.5), ("toy", "linear", 1, 0.6)]
+    ):
+        p = tmp_path / f"{i}.json"
+        p.write_text(json.dumps(_fit_record(ds, alg, sp, acc)))
+        paths.append(p)
+    summary = summarise(collect_fits(paths), {"dataset": ["toy", "b"], "algorithm": ["uniform", "linear"]})
+    assert list(summary["dataset"]) == ["toy", "toy", "b"]
+    row = summary.iloc[0]
+    assert row["accuracy_mean"] == pytest.approx(0.71) and row["n_splits"] == 2
+    table = results_table(summary)
+    assert table.loc[0, "uniform"] == "71.0 ± 1.4"
+    ref = pd.DataFrame([
+        {"paper": "p", "table": "t1", "dataset": "toy1", "method": "uw", "metric": "accuracy",
+         "mean": 70.0, "std": 1.0, "note": ""},
+        {"paper": "p", "table": "t1", "dataset": "b", "method": "uw", "metric": "accuracy",
+         "mean": 80.0, "std": 2.0, "note": ""},
+    ])
+    cmp = paper_comparison(summary, ref, {"name": "p", "tables": {"t1": ["toy", "b"]},
+                                          "datasets": {"toy": "toy1"}, "methods": {"uniform": "uw"}})
+    assert list(cmp["beyond_2sd"]) == [False, True]
+    assert list(cmp["difference"]) == [pytest.approx(1.0), pytest.approx(10.0)]
+    assert cmp.loc[0, "paper"] == "70.0 ± 1.0"

@@ -1,0 +1,111 @@
+"""Runs the Snakemake workflow end to end on a tiny experiment in a temporary directory."""
+
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from .conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+TINY = {
+    "name": "tiny",
+    "description": "two datasets, two splits, a five-kernel bank",
+    "datasets": ["gmkl_toy1", "sonar"],
+    "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 3, "seed": 1},
+    "kernels": {
+        "families": [
+            {"family": "gaussian", "widths": [1.0, 4.0]},
+            {"family": "polynomial", "degrees": [2]},
+            {"family": "linear"},
+        ],
+        "features": ["all"],
+        "normalise": "unit_trace",
+        "dtype": "float32",
+    },
+    "algorithms": {
+        "uniform": {"exclude": {"family": "linear"}, "grid": {"C": [1, 100]}},
+        "single_best": {"params": {"cv": 2}, "grid": {"C": [10]}},
+        "linear": {"select": {"family": "linear", "feature": -1}, "grid": {"C": [0.1, 10]}},
+    },
+    "paper": {
+        "name": "yang2011_gmkl",
+        "tables": {"table4": ["gmkl_toy1"], "table5": ["sonar"]},
+        "datasets": {"gmkl_toy1": "toy1"},
+        "methods": {"uniform": "uniform"},
+    },
+}
+
+
+def snakemake(workdir, *args):
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+           "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "config" / "experiments").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "datasets.yaml", tmp_path / "config")
+    shutil.copytree(REPO / "resources", tmp_path / "resources")
+    (tmp_path / "config" / "experiments" / "tiny.yaml").write_text(yaml.safe_dump(TINY))
+    config = {"experiments": ["tiny"], "mirrors": [str(tmp_path / "resources" / "datasets")]}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path
+
+
+def test_tiny_experiment_end_to_end(workdir):
+    run = snakemake(workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = pd.read_csv(workdir / "results" / "tables" / "tiny" / "results.csv")
+    assert len(summary) == 6  # 2 datasets x 3 algorithms
+    assert summary["accuracy_mean"].between(0, 1).all()
+    assert summary["n_splits"].eq(2).all()
+    assert summary.loc[summary["algorithm"] == "uniform", "n_kernels"].eq(3).all()
+    assert summary.loc[summary["algorithm"] == "linear", "n_kernels"].eq(1).all()
+    paper = pd.read_csv(workdir / "results" / "tables" / "tiny" / "paper.csv")
+    assert list(paper["dataset"]) == ["gmkl_toy1", "sonar"]
+    md = (workdir / "results" / "tables" / "tiny" / "results.md").read_text()
+    assert "nan" not in md.lower() and "±" in md
+    for ext in ("png", "pdf"):
+        assert (workdir / "results" / "figures" / "tiny" / f"accuracy.{ext}").stat().st_size > 1000
+    # every job wrote one log; nothing temporary left behind
+    assert not list((workdir / "results").rglob("*.tmp"))
+    # a second run has nothing to do
+    again = snakemake(workdir, "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    # the HTML report builds
+    rep = snakemake(workdir, "--report", str(workdir / "report.html"))
+    assert rep.returncode == 0, rep.stderr[-2000:]
+    assert (workdir / "report.html").stat().st_size > 10000
+
+
+def test_unavailable_dataset_fails_its_own_jobs_with_one_clear_line(workdir):
+    registry = yaml.safe_load((workdir / "config" / "datasets.yaml").read_text())
+    registry["ghost"] = {
+        "title": "not obtainable offline",
+        "sources": [{"format": "pmlb", "url": "http://127.0.0.1:9/ghost.tsv.gz", "sha256": "0" * 64}],
+    }
+    (workdir / "config" / "datasets.yaml").write_text(yaml.safe_dump(registry))
+    tiny = dict(TINY, datasets=["ghost", "gmkl_toy1"])
+    (workdir / "config" / "experiments" / "tiny.yaml").write_text(yaml.safe_dump(tiny))
+    run = snakemake(workdir, "--config", "download_timeout=2")
+    assert run.returncode != 0
+    lines = [ln for ln in run.stderr.splitlines() if ln.startswith("error in rule download")]
+    assert len(lines) == 1
+    assert "dataset 'ghost' is not available: tried http://127.0.0.1:9/ghost.tsv.gz" in lines[0]
+    # --keep-going (profile): the other dataset's fits still finished
+    fits = list((workdir / "results" / "fits" / "tiny" / "gmkl_toy1").rglob("*.json"))
+    assert len(fits) == 6
+
+
+def test_lint_is_clean():
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert "Congratulations, your workflow is in a good condition!" in run.stdout + run.stderr, (
+        run.stdout[-3000:] + run.stderr[-3000:]
+    )
