@@ -46,13 +46,20 @@ def make_estimator(name: str, **params) -> MKLClassifier:
     return est.set_params(**params)
 
 
-def source_hash() -> str:
-    """sha256 over the library's source files: a Snakemake param of the fit
-    rules, so results are recomputed when the library's code changes."""
+def source_hash(*modules: str, exclude: tuple[str, ...] = ("report",)) -> str:
+    """sha256 over the library's source files (all of them, or the named
+    modules, e.g. ``source_hash("kernels", "bank")``), less ``exclude``.
+
+    A Snakemake param of the kernel and fit rules, so their outputs are
+    recomputed when the code they depend on changes, and only then."""
     h = hashlib.sha256()
     root = Path(__file__).parent
     for p in sorted(root.rglob("*.py")):
-        h.update(str(p.relative_to(root)).encode())
+        rel = p.relative_to(root)
+        name = ".".join(rel.with_suffix("").parts)
+        if (modules and name not in modules) or name in exclude:
+            continue
+        h.update(str(rel).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 

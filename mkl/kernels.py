@@ -20,7 +20,6 @@ A bank is a list of :class:`KernelSpec`; its training block has shape
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 

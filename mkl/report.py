@@ -167,7 +167,13 @@ def plot_metric(
     ax.set_ylabel(f"test {metric}")
     lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
     ax.set_ylim(max(0.0, lo - 0.05), 1.0)
-    ax.legend(fontsize="small", ncol=min(len(algorithms), 4))
+    ax.legend(
+        fontsize="small",
+        ncol=min(len(algorithms), 4),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.1),
+        frameon=False,
+    )
     if title:
         ax.set_title(title)
     fig.tight_layout()

@@ -13,8 +13,14 @@ def make_bank(rng, dtype=np.float64):
     specs = [KernelSpec("gaussian", 1.0), KernelSpec("linear"), KernelSpec("linear", feature=2)]
     train, test, factors = compute_bank(specs, X[:20], X[20:], dtype=dtype)
     return KernelBank(
-        train=train, test=test, specs=specs, y_train=np.arange(20) % 2, y_test=np.arange(10) % 2,
-        factors=factors, train_index=np.arange(20), test_index=np.arange(20, 30),
+        train=train,
+        test=test,
+        specs=specs,
+        y_train=np.arange(20) % 2,
+        y_test=np.arange(10) % 2,
+        factors=factors,
+        train_index=np.arange(20),
+        test_index=np.arange(20, 30),
         attrs={"dataset": "toy", "split": 0},
     )
 
@@ -83,6 +89,8 @@ def test_truncated_or_foreign_files_are_refused(tmp_path, rng):
 def test_inconsistent_blocks_are_refused(rng):
     bank = make_bank(rng)
     with pytest.raises(ValueError, match="test block must be"):
-        KernelBank(train=bank.train, test=bank.test[:, :, :5], specs=bank.specs, y_train=bank.y_train)
+        KernelBank(
+            train=bank.train, test=bank.test[:, :, :5], specs=bank.specs, y_train=bank.y_train
+        )
     with pytest.raises(ValueError, match="3 kernel specs for 2 kernels"):
         KernelBank(train=bank.train[:2], specs=bank.specs, y_train=bank.y_train)

@@ -149,8 +149,17 @@ def test_mirror_is_tried_before_the_url_and_a_bad_copy_falls_through(tmp_path, h
 
 
 def test_unavailable_registry_entry_without_network(tmp_path):
-    entry = {"title": "t", "sources": [{"format": "pmlb", "canonical_url": "x", "sha256": "a" * 64,
-                                        "mirror": "nowhere/file.gz"}]}
+    entry = {
+        "title": "t",
+        "sources": [
+            {
+                "format": "pmlb",
+                "canonical_url": "x",
+                "sha256": "a" * 64,
+                "mirror": "nowhere/file.gz",
+            }
+        ],
+    }
     with pytest.raises(DatasetUnavailable, match="dataset 'ghost' is not available: tried"):
         fetch("ghost", entry, tmp_path, mirrors=[tmp_path])
 
@@ -223,4 +232,6 @@ def test_fetch_never_writes_into_a_mirror(tmp_path):
     shutil.copy(MIRROR / "sonar" / "pmlb_sonar.tsv.gz", m)
     fetch("sonar", REGISTRY["sonar"], tmp_path / "out", mirrors=[tmp_path / "mirror"])
     assert os.listdir(m) == ["pmlb_sonar.tsv.gz"]
-    assert (tmp_path / "out" / "pmlb_sonar.tsv.gz").read_bytes() == (m / "pmlb_sonar.tsv.gz").read_bytes()
+    assert (tmp_path / "out" / "pmlb_sonar.tsv.gz").read_bytes() == (
+        m / "pmlb_sonar.tsv.gz"
+    ).read_bytes()

@@ -38,8 +38,9 @@ def test_contract(problem, name):
     # decision function = the SVM on the combined kernel
     Kc = combine(Ktr, est.weights_)
     svc = SVC(C=2.0, kernel="precomputed").fit(Kc, ytr)
-    assert np.allclose(est.decision_function(Kte), svc.decision_function(combine(Kte, est.weights_)),
-                       atol=1e-3)
+    assert np.allclose(
+        est.decision_function(Kte), svc.decision_function(combine(Kte, est.weights_)), atol=1e-3
+    )
 
 
 @pytest.mark.parametrize("C", [0.5, 5.0])
@@ -163,4 +164,6 @@ def test_make_estimator_names_the_problem():
 def test_import_name_is_this_package():
     assert mkl.IS_MKL_RESEARCH
     assert len(mkl.source_hash()) == 16
+    assert mkl.source_hash("kernels") != mkl.source_hash("bank")
+    assert mkl.source_hash(exclude=("report",)) != mkl.source_hash(exclude=())
     assert random_problem  # shared helper importable

@@ -76,8 +76,9 @@ def test_evaluate_split_record_is_complete_and_json(rng):
     X, y, K = random_problem(rng, n=60)
     tr, te = np.arange(40), np.arange(40, 60)
     specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
-    bank = KernelBank(train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs,
-                      y_train=y[tr], y_test=y[te])
+    bank = KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
     make = functools.partial(mkl.make_estimator, "uniform")
     rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.1, 10]})
     json.dumps(rec, allow_nan=False)
@@ -90,7 +91,10 @@ def test_evaluate_split_record_is_complete_and_json(rng):
 
 def _fit_record(dataset, algorithm, split, acc):
     return {
-        "dataset": dataset, "algorithm": algorithm, "split": split, "n_kernels": 3,
+        "dataset": dataset,
+        "algorithm": algorithm,
+        "split": split,
+        "n_kernels": 3,
         "test": {"accuracy": acc, "f1": acc, "mcc": acc, "auc": acc},
         "fit": {"n_selected": 2, "seconds": 0.1, "converged": True},
         "selected_params": {"C": 1},
@@ -100,26 +104,60 @@ def _fit_record(dataset, algorithm, split, acc):
 def test_tables_and_paper_comparison(tmp_path):
     paths = []
     for i, (ds, alg, sp, acc) in enumerate(
-        [("toy", "uniform", 0, 0.70), ("toy", "uniform", 1, 0.72), ("b", "uniform", 0, 0.9),
-         ("b", "uniform", 1, 0.9), ("toy", "linear", 0, 0.5), ("toy", "linear", 1, 0.6)]
+        [
+            ("toy", "uniform", 0, 0.70),
+            ("toy", "uniform", 1, 0.72),
+            ("b", "uniform", 0, 0.9),
+            ("b", "uniform", 1, 0.9),
+            ("toy", "linear", 0, 0.5),
+            ("toy", "linear", 1, 0.6),
+        ]
     ):
         p = tmp_path / f"{i}.json"
         p.write_text(json.dumps(_fit_record(ds, alg, sp, acc)))
         paths.append(p)
-    summary = summarise(collect_fits(paths), {"dataset": ["toy", "b"], "algorithm": ["uniform", "linear"]})
+    summary = summarise(
+        collect_fits(paths), {"dataset": ["toy", "b"], "algorithm": ["uniform", "linear"]}
+    )
     assert list(summary["dataset"]) == ["toy", "toy", "b"]
     row = summary.iloc[0]
     assert row["accuracy_mean"] == pytest.approx(0.71) and row["n_splits"] == 2
     table = results_table(summary)
     assert table.loc[0, "uniform"] == "71.0 ± 1.4"
-    ref = pd.DataFrame([
-        {"paper": "p", "table": "t1", "dataset": "toy1", "method": "uw", "metric": "accuracy",
-         "mean": 70.0, "std": 1.0, "note": ""},
-        {"paper": "p", "table": "t1", "dataset": "b", "method": "uw", "metric": "accuracy",
-         "mean": 80.0, "std": 2.0, "note": ""},
-    ])
-    cmp = paper_comparison(summary, ref, {"name": "p", "tables": {"t1": ["toy", "b"]},
-                                          "datasets": {"toy": "toy1"}, "methods": {"uniform": "uw"}})
+    ref = pd.DataFrame(
+        [
+            {
+                "paper": "p",
+                "table": "t1",
+                "dataset": "toy1",
+                "method": "uw",
+                "metric": "accuracy",
+                "mean": 70.0,
+                "std": 1.0,
+                "note": "",
+            },
+            {
+                "paper": "p",
+                "table": "t1",
+                "dataset": "b",
+                "method": "uw",
+                "metric": "accuracy",
+                "mean": 80.0,
+                "std": 2.0,
+                "note": "",
+            },
+        ]
+    )
+    cmp = paper_comparison(
+        summary,
+        ref,
+        {
+            "name": "p",
+            "tables": {"t1": ["toy", "b"]},
+            "datasets": {"toy": "toy1"},
+            "methods": {"uniform": "uw"},
+        },
+    )
     assert list(cmp["beyond_2sd"]) == [False, True]
     assert list(cmp["difference"]) == [pytest.approx(1.0), pytest.approx(10.0)]
     assert cmp.loc[0, "paper"] == "70.0 ± 1.0"

@@ -149,8 +149,10 @@ def test_kernel_values_follow_the_documented_conventions():
     assert kernel_function(KernelSpec("polynomial", 2.0), x, z)[0, 0] == 9.0
     assert kernel_function(KernelSpec("homogeneous_polynomial", 3.0), x, z)[0, 0] == 8.0
     assert kernel_function(KernelSpec("linear", feature=1), x, z)[0, 0] == 2.0
-    K, _, _ = compute_bank([KernelSpec("homogeneous_polynomial", 2.0, normalise="unit_diagonal")],
-                           np.array([[1.0, 0.0], [1.0, 1.0]]))
+    K, _, _ = compute_bank(
+        [KernelSpec("homogeneous_polynomial", 2.0, normalise="unit_diagonal")],
+        np.array([[1.0, 0.0], [1.0, 1.0]]),
+    )
     assert math.isclose(K[0, 0, 1], 1.0 / 2.0)  # (x'z)^2 / sqrt(1 * 4)
 
 

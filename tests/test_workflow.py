@@ -42,8 +42,18 @@ TINY = {
 
 
 def snakemake(workdir, *args):
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-           "--cores", "2", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--cores",
+        "2",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
@@ -88,7 +98,9 @@ def test_unavailable_dataset_fails_its_own_jobs_with_one_clear_line(workdir):
     registry = yaml.safe_load((workdir / "config" / "datasets.yaml").read_text())
     registry["ghost"] = {
         "title": "not obtainable offline",
-        "sources": [{"format": "pmlb", "url": "http://127.0.0.1:9/ghost.tsv.gz", "sha256": "0" * 64}],
+        "sources": [
+            {"format": "pmlb", "url": "http://127.0.0.1:9/ghost.tsv.gz", "sha256": "0" * 64}
+        ],
     }
     (workdir / "config" / "datasets.yaml").write_text(yaml.safe_dump(registry))
     tiny = dict(TINY, datasets=["ghost", "gmkl_toy1"])
@@ -104,8 +116,13 @@ def test_unavailable_dataset_fails_its_own_jobs_with_one_clear_line(workdir):
 
 
 def test_lint_is_clean():
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Congratulations, your workflow is in a good condition!" in run.stdout + run.stderr, (
         run.stdout[-3000:] + run.stderr[-3000:]
     )

@@ -16,7 +16,10 @@ validate(config, "../schemas/config.schema.yaml")
 
 EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
 REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
-MKL_SOURCE_HASH = mkl.source_hash()
+# Library code each stage depends on: a change reruns that stage and what follows.
+KERNELS_SOURCE_HASH = mkl.source_hash("kernels", "bank", "datasets", "_io")
+FIT_SOURCE_HASH = mkl.source_hash(exclude=("report",))
+REPORT_SOURCE_HASH = mkl.source_hash("report", "evaluate", "_io", exclude=())
 
 
 def _load_yaml(path):

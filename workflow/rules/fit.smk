@@ -13,7 +13,7 @@ rule fit:
         metric=lambda w: EXPERIMENTS[w.experiment]["protocol"].get(
             "selection_metric", "accuracy"
         ),
-        mkl_hash=MKL_SOURCE_HASH,
+        mkl_hash=FIT_SOURCE_HASH,
     log:
         "results/logs/fit/{experiment}/{dataset}/{algorithm}/{split}.log",
     threads: 1

@@ -12,7 +12,7 @@ rule kernels:
         scaling=lambda w: EXPERIMENTS[w.experiment]["protocol"].get(
             "feature_scaling", "standardise"
         ),
-        mkl_hash=MKL_SOURCE_HASH,
+        mkl_hash=KERNELS_SOURCE_HASH,
     log:
         "results/logs/kernels/{experiment}/{dataset}/{split}.log",
     conda:

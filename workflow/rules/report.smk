@@ -23,6 +23,7 @@ rule aggregate:
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         paper_results=config.get("paper_results", "resources/paper_results.csv"),
+        mkl_hash=REPORT_SOURCE_HASH,
     log:
         "results/logs/aggregate/{experiment}.log",
     localrule: True
@@ -45,6 +46,7 @@ rule figures:
         pdf="results/figures/{experiment}/accuracy.pdf",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
+        mkl_hash=REPORT_SOURCE_HASH,
     log:
         "results/logs/figures/{experiment}.log",
     localrule: True
