@@ -1,0 +1,83 @@
+"""Fit time of the registered MKL estimators in units of the floor F.
+
+F is one wrapper iteration at its cheapest, timed in this same run: one
+``np.tensordot`` pass forming the uniform combination of the bank plus one
+``SVC(kernel='precomputed')`` fit on it (DESIGN.md, performance). Figures are
+medians over repeats; BLAS is limited to one thread.
+
+    python benchmarks/bench_fit_time.py [--n 500] [--kernels 50] [--float32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
+
+import mkl
+from mkl.datasets import gmkl_toy
+from mkl.kernels import KernelSpec, compute_bank
+
+
+def gaussian_bank(n: int, M: int, dtype, seed: int = 0):
+    X, y = gmkl_toy(1, n=n, seed=seed)
+    X = (X - X.mean(0)) / X.std(0)
+    specs = [
+        KernelSpec("gaussian", float(w), normalise="unit_trace") for w in np.geomspace(0.5, 20, M)
+    ]
+    K, _, _ = compute_bank(specs, X, dtype=dtype)
+    return K, y
+
+
+def median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--kernels", type=int, default=50)
+    ap.add_argument("--C", type=float, default=1.0)
+    ap.add_argument("--float32", action="store_true")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--algorithms", nargs="*", default=["uniform"])
+    args = ap.parse_args()
+    dtype = np.float32 if args.float32 else np.float64
+    K, y = gaussian_bank(args.n, args.kernels, dtype)
+    # unit-trace kernels need C scaled by n to be a sensible soft margin
+    C = args.C * args.n
+    w = np.full(args.kernels, 1.0 / args.kernels, dtype=dtype)
+
+    with threadpool_limits(1):
+        t_pass = median_time(lambda: np.tensordot(w, K, axes=1), args.repeats)
+        Kc = np.ascontiguousarray(np.tensordot(w, K, axes=1), dtype=np.float64)
+        t_svc = median_time(lambda: SVC(C=C, kernel="precomputed").fit(Kc, y), args.repeats)
+        F = t_pass + t_svc
+        print(f"n={args.n} M={args.kernels} {np.dtype(dtype).name}, C={C:g}")
+        print(
+            f"floor F = {F * 1e3:.2f} ms  (combination pass {t_pass * 1e3:.2f} ms "
+            f"+ SVC fit {t_svc * 1e3:.2f} ms)"
+        )
+        print(
+            f"{'algorithm':<14}{'time ms':>10}{'in F':>8}{'in SVC':>8}{'svm solves':>12}{'objective':>14}"
+        )
+        for name in args.algorithms:
+            est = mkl.make_estimator(name, C=C)
+            t = median_time(lambda e=est: e.fit(K, y), args.repeats)
+            solves = sum(h.get("svm_solves", 0) for h in est.history_)
+            print(
+                f"{name:<14}{t * 1e3:>10.2f}{t / F:>8.2f}{t / t_svc:>8.2f}{solves:>12d}"
+                f"{est.objective_:>14.6g}"
+            )
+
+
+if __name__ == "__main__":
+    main()
