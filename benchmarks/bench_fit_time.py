@@ -48,7 +48,22 @@ def main():
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--float32", action="store_true")
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--algorithms", nargs="*", default=["uniform"])
+    ap.add_argument("--tol", type=float, default=0.01, help="relative gap to stop at")
+    ap.add_argument(
+        "--algorithms",
+        nargs="*",
+        default=[
+            "uniform",
+            "simplemkl",
+            "silp",
+            "level",
+            "lp_newton:p=2",
+            "lp_analytic:p=2",
+            "lp_cutting_plane:p=2",
+            "gmkl:v=0.5",
+        ],
+        help="registry names, optionally with params: lp_newton:p=1.333",
+    )
     args = ap.parse_args()
     dtype = np.float32 if args.float32 else np.float64
     K, y = gaussian_bank(args.n, args.kernels, dtype)
@@ -67,15 +82,25 @@ def main():
             f"+ SVC fit {t_svc * 1e3:.2f} ms)"
         )
         print(
-            f"{'algorithm':<14}{'time ms':>10}{'in F':>8}{'in SVC':>8}{'svm solves':>12}{'objective':>14}"
+            f"{'algorithm':<18}{'time ms':>10}{'in F':>8}{'in SVC':>8}"
+            f"{'svm solves':>12}{'passes':>8}{'iters':>7}{'objective':>14}{'gap':>10}"
         )
-        for name in args.algorithms:
-            est = mkl.make_estimator(name, C=C)
+        for spec in args.algorithms:
+            name, _, extra = spec.partition(":")
+            params = {"C": C}
+            if name not in ("uniform", "single_best", "linear"):
+                params["tol"] = args.tol
+            for kv in filter(None, extra.split(",")):
+                k, v = kv.split("=")
+                params[k] = float(v)
+            est = mkl.make_estimator(name, **params)
             t = median_time(lambda e=est: e.fit(K, y), args.repeats)
-            solves = sum(h.get("svm_solves", 0) for h in est.history_)
+            last = est.history_[-1]
+            solves = last.get("svm_solves", 1)
+            passes = last.get("passes", 1)
             print(
-                f"{name:<14}{t * 1e3:>10.2f}{t / F:>8.2f}{t / t_svc:>8.2f}{solves:>12d}"
-                f"{est.objective_:>14.6g}"
+                f"{spec:<18}{t * 1e3:>10.2f}{t / F:>8.2f}{t / t_svc:>8.2f}{solves:>12d}"
+                f"{passes:>8d}{est.n_iter_:>7d}{est.objective_:>14.8g}{est.gap_:>10.2g}"
             )
 
 

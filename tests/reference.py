@@ -22,3 +22,56 @@ def svm_dual_value(K, y, C=None):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, a.value
+
+
+def _q_terms(Ls, a, y):
+    return [cp.sum_squares(L.T @ cp.multiply(a, y)) for L in Ls]
+
+
+def _svm_box(a, y, C):
+    return [a >= 0, a <= C, y @ a == 0]
+
+
+def _solve(objective, cons):
+    prob = cp.Problem(cp.Maximize(objective), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8, max_iter=500)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob
+
+
+def l1_mkl(K, y, C):
+    """max_{alpha in A, t} 1'alpha - t  s.t. 1/2 q_m(alpha) <= t (Lanckriet et al. 2004's
+    QCQP); the weights are the multipliers of the quadratic constraints."""
+    Ls = [psd_factor(Km) for Km in K]
+    a, t = cp.Variable(len(y)), cp.Variable()
+    quad = [0.5 * q <= t for q in _q_terms(Ls, a, y)]
+    prob = _solve(cp.sum(a) - t, _svm_box(a, y, C) + quad)
+    return prob.value, np.array([c.dual_value for c in quad]).ravel()
+
+
+def lp_mkl(K, y, C, p):
+    """Kloft et al. 2009, eq. (9): max 1'alpha - 1/2 ||q(alpha)||_{p*};
+    theta_m = (q_m / ||q||_{p*})^{1/(p-1)}."""
+    Ls = [psd_factor(Km) for Km in K]
+    a, t = cp.Variable(len(y)), cp.Variable(len(K))
+    ps = p / (p - 1)
+    cons = _svm_box(a, y, C) + [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
+    prob = _solve(cp.sum(a) - 0.5 * cp.pnorm(t, ps), cons)
+    q = t.value
+    return prob.value, (q / np.linalg.norm(q, ps)) ** (1 / (p - 1))
+
+
+def gmkl(K, y, C, v):
+    """max 1'alpha - 1/2 sigma(q(alpha)), sigma the support function of
+    {theta >= 0: v 1'theta + (1-v)||theta||^2 <= 1}, by its dual
+    sigma(q) = min_{mu > 0} mu + sum_m (q_m - mu v)_+^2 / (4 mu (1 - v));
+    theta_m = (q_m - mu v)_+ / (2 mu (1 - v))."""
+    Ls = [psd_factor(Km) for Km in K]
+    a, t, mu = cp.Variable(len(y)), cp.Variable(len(K)), cp.Variable(pos=True)
+    cons = _svm_box(a, y, C) + [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
+    sigma = mu + sum(
+        cp.quad_over_lin(cp.pos(t[m] - v * mu), 4 * (1 - v) * mu) for m in range(len(K))
+    )
+    prob = _solve(cp.sum(a) - 0.5 * sigma, cons)
+    theta = np.maximum(t.value - v * mu.value, 0) / (2 * mu.value * (1 - v))
+    return prob.value, theta

@@ -2,11 +2,21 @@
 in config files and result tables (DESIGN.md) to estimator classes."""
 
 from .baselines import SingleBestKernel, SingleKernelSVM, UniformMKL
+from .gmkl import GMKL
+from .l1 import SILP, LevelMKL, SimpleMKL
+from .lp import LpAnalytic, LpCuttingPlane, LpNewton
 
 ALGORITHMS = {
     "uniform": UniformMKL,
     "single_best": SingleBestKernel,
     "linear": SingleKernelSVM,
+    "simplemkl": SimpleMKL,
+    "silp": SILP,
+    "level": LevelMKL,
+    "lp_newton": LpNewton,
+    "lp_cutting_plane": LpCuttingPlane,
+    "lp_analytic": LpAnalytic,
+    "gmkl": GMKL,
 }
 
-__all__ = ["ALGORITHMS", "SingleBestKernel", "SingleKernelSVM", "UniformMKL"]
+__all__ = ["ALGORITHMS", *sorted(c.__name__ for c in ALGORITHMS.values())]

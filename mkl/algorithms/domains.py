@@ -1,0 +1,297 @@
+"""The sets Theta that MKL formulations constrain the kernel weights to.
+
+Every wrapper method minimises the convex function
+``J(theta) = max_{alpha in A} 1'alpha - 1/2 sum_m theta_m q_m(alpha)`` over one of:
+
+* :class:`Simplex`        {theta >= 0, 1'theta = 1}                      (L1-MKL)
+* :class:`LpBall`         {theta >= 0, ||theta||_p <= 1}, p > 1          (lp-MKL, Kloft et al. 2009)
+* :class:`ElasticNetBall` {theta >= 0, v 1'theta + (1-v)||theta||^2 <= 1} (GMKL, Yang et al. 2011)
+
+Each set provides what the methods need: a starting point on its boundary,
+its support function sigma(q) = max_{theta in Theta} theta'q (which gives the
+dual bound D(alpha) = 1'alpha - 1/2 sigma(q(alpha)) <= J*, hence a duality gap
+for every method), and the two convex subproblems of cutting-plane and level
+methods over the cuts J(theta) >= S_k - 1/2 q_k'theta:
+
+* ``minimise_model``: min_{theta in Theta} max_k S_k - 1/2 q_k'theta  (lower bound)
+* ``project_level``:  min ||theta - theta0||^2 s.t. S_k - 1/2 q_k'theta <= level, theta in Theta
+
+These are LPs (simplex) or SOCPs (the quadratic constraints); they are solved
+by Clarabel, an open-source interior-point conic solver that handles the
+quadratic constraint exactly and returns 1e-8-accurate solutions on these
+M-variable problems in milliseconds. (The SILP method's LP uses HiGHS, see
+``l1.py``.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import brentq
+
+try:  # clarabel is a runtime dependency; imported lazily so the error names it
+    import clarabel
+except ImportError:  # pragma: no cover
+    clarabel = None
+
+
+class SubproblemError(RuntimeError):
+    """A cutting-plane or projection subproblem could not be solved."""
+
+
+class WeightDomain:
+    """Base class: constraints on theta in Clarabel's form A x + s = b, s in K,
+    for a variable vector x whose first M entries are theta."""
+
+    def initial(self, M: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def support(self, q: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def _blocks(self, M: int, n_vars: int) -> list[tuple[sp.spmatrix, np.ndarray, object]]:
+        """Constraint blocks (A rows, b, cone) on theta = x[:M]; theta >= 0 included."""
+        A = sp.hstack([-sp.identity(M), sp.csc_matrix((M, n_vars - M))])
+        return [(A, np.zeros(M), clarabel.NonnegativeConeT(M))]
+
+    # ------------------------------------------------------------ subproblems
+    def minimise_model(self, S: np.ndarray, Q: np.ndarray) -> tuple[float, np.ndarray]:
+        """Lower bound min_{theta in Theta} max_k (S_k - 1/2 Q_k theta) and its minimiser.
+        Variables x = (theta, eta); minimise eta s.t. S_k - 1/2 Q_k theta <= eta.
+
+        The bound is taken from the cuts' multipliers lambda (normalised onto the
+        simplex): sum_k lambda_k S_k - 1/2 sigma(sum_k lambda_k Q_k) is a valid
+        lower bound for any such lambda, so an inexact solve never overstates it."""
+        K, M = Q.shape
+        scale = _scale(S, Q)
+        c = np.zeros(M + 1)
+        c[M] = 1.0
+        cuts = sp.csc_matrix(np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]))
+        blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M + 1)]
+        x, z = _solve(sp.csc_matrix((M + 1, M + 1)), c, blocks)
+        lam = np.maximum(z[:K], 0.0)
+        if lam.sum() > 0:
+            lam /= lam.sum()
+            lower = float(lam @ S - 0.5 * self.support(lam @ Q))
+        else:  # pragma: no cover - no usable multipliers: the trivial bound
+            lower = -np.inf
+        return lower, self._clean(x[:M])
+
+    def project_level(
+        self, theta0: np.ndarray, S: np.ndarray, Q: np.ndarray, level: float
+    ) -> np.ndarray:
+        """Projection of theta0 onto {theta in Theta : S_k - 1/2 Q_k theta <= level for all k}."""
+        K, M = Q.shape
+        scale = _scale(S, Q)
+        cuts = sp.csc_matrix(-0.5 * Q / scale)
+        blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
+        x, _ = _solve(sp.identity(M, format="csc"), -theta0, blocks)
+        return self._clean(x)
+
+    def _clean(self, theta: np.ndarray) -> np.ndarray:
+        """Interior-point solutions sit a hair inside the constraints: clip the
+        tiny negatives and return to the boundary where the set requires it."""
+        return np.maximum(theta, 0.0)
+
+    def to_boundary(self, theta: np.ndarray) -> np.ndarray:
+        """Scale theta >= 0 onto the boundary of Theta. J(s theta) <= J(theta) for
+        s >= 1 (q >= 0), so the minimum lies there and scaling never hurts."""
+        raise NotImplementedError
+
+
+class Simplex(WeightDomain):
+    """{theta >= 0, sum theta = 1}: L1-MKL (SimpleMKL, SILP, level method)."""
+
+    name = "simplex"
+
+    def initial(self, M: int) -> np.ndarray:
+        return np.full(M, 1.0 / M)
+
+    def support(self, q: np.ndarray) -> float:
+        return float(np.max(q))
+
+    def _blocks(self, M, n_vars):
+        A = sp.hstack([sp.csc_matrix(np.ones((1, M))), sp.csc_matrix((1, n_vars - M))])
+        return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.ZeroConeT(1))]
+
+    def _clean(self, theta):
+        return self.to_boundary(np.maximum(theta, 0.0))
+
+    def to_boundary(self, theta):
+        return theta / theta.sum()
+
+
+class LpBall(WeightDomain):
+    """{theta >= 0, ||theta||_p <= 1}, p > 1: lp-norm MKL. The support function
+    is the dual norm ||q||_{p*}, 1/p + 1/p* = 1 (Kloft et al. 2009, eq. 9)."""
+
+    name = "lp_ball"
+
+    def __init__(self, p: float):
+        if not (isinstance(p, (int, float)) and p > 1 and np.isfinite(p)):
+            raise ValueError(
+                "p must be a finite number > 1 for lp-norm MKL "
+                f"(p = 1: use an L1 method), got {p!r}"
+            )
+        self.p = float(p)
+        self.p_dual = self.p / (self.p - 1.0)
+        self.center = None  # where the Taylor model of the norm constraint is expanded
+
+    def _blocks(self, M, n_vars):
+        center = self.initial(M) if self.center is None else self.center
+        return [*super()._blocks(M, n_vars), self.taylor_blocks(center, n_vars)]
+
+    def _clean(self, theta):
+        return self.normalise(np.maximum(theta, 0.0))
+
+    def initial(self, M: int) -> np.ndarray:
+        return np.full(M, M ** (-1.0 / self.p))
+
+    def support(self, q: np.ndarray) -> float:
+        return float(np.linalg.norm(q, self.p_dual))
+
+    def to_boundary(self, theta: np.ndarray) -> np.ndarray:
+        return self.normalise(theta)
+
+    def normalise(self, theta: np.ndarray) -> np.ndarray:
+        """Scale onto the sphere ||theta||_p = 1 (J decreases along theta, so the
+        optimum lies on it)."""
+        return theta / np.linalg.norm(theta, self.p)
+
+    def taylor_blocks(self, center: np.ndarray, n_vars: int):
+        """Second-order Taylor model of sum theta^p <= 1 around ``center``
+        (Kloft et al. 2009, sec. 2.4.2): sum c0 + c1 theta + c2 theta^2 <= 1,
+        a diagonal quadratic constraint, as a second-order cone."""
+        p = self.p
+        t = np.maximum(center, 1e-12)
+        c2 = 0.5 * p * (p - 1.0) * t ** (p - 2.0)
+        c1 = p * t ** (p - 1.0) - 2.0 * c2 * t
+        c0 = float(np.sum(t**p - p * t**p + c2 * t**2))
+        return _quadratic_constraint(np.sqrt(c2), c1, 1.0 - c0, n_vars)
+
+
+class ElasticNetBall(WeightDomain):
+    """{theta >= 0, v ||theta||_1 + (1-v) ||theta||_2^2 <= 1}: GMKL (Yang et al.
+    2011, eq. 9). v = 1 is the simplex's L1 ball, v = 0 the L2 ball."""
+
+    name = "elastic_net"
+
+    def __init__(self, v: float):
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"v must be in [0, 1], got v={v!r}")
+        self.v = float(v)
+
+    def initial(self, M: int) -> np.ndarray:
+        # Algorithm 1: theta0 = c 1 with (1-v) c^2 + v c - 1/M = 0 (positive root)
+        v = self.v
+        if v == 1.0:
+            return np.full(M, 1.0 / M)
+        c = (-v + np.sqrt(v * v + 4.0 * (1.0 - v) / M)) / (2.0 * (1.0 - v))
+        return np.full(M, c)
+
+    def value(self, theta: np.ndarray) -> float:
+        return float(self.v * theta.sum() + (1.0 - self.v) * theta @ theta)
+
+    def support(self, q: np.ndarray) -> float:
+        """max theta'q over the set: theta_m = max(0, q_m / mu - v) / (2(1-v)),
+        with mu > 0 making the constraint tight (a monotone 1-D root)."""
+        v = self.v
+        q = np.asarray(q, dtype=float)
+        if v == 1.0 or q.max() <= 0:
+            return float(max(q.max(), 0.0))
+        if v == 0.0:
+            return float(np.linalg.norm(np.maximum(q, 0.0)))
+
+        def theta_of(mu):
+            return np.maximum(0.0, q / mu - v) / (2.0 * (1.0 - v))
+
+        def excess(mu):
+            return self.value(theta_of(mu)) - 1.0
+
+        hi = q.max() / v  # theta = 0 there: excess = -1
+        lo = hi
+        while excess(lo) < 0:
+            lo /= 2.0
+        mu = brentq(excess, lo, hi, xtol=1e-15 * hi, rtol=1e-15)
+        return float(theta_of(mu) @ q)
+
+    def _blocks(self, M, n_vars):
+        v = self.v
+        if v == 1.0:
+            A = sp.hstack([sp.csc_matrix(np.ones((1, M))), sp.csc_matrix((1, n_vars - M))])
+            return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.NonnegativeConeT(1))]
+        # (1-v) ||theta||^2 + v 1'theta <= 1
+        quad = _quadratic_constraint(np.full(M, np.sqrt(1.0 - v)), np.full(M, v), 1.0, n_vars)
+        return [*super()._blocks(M, n_vars), quad]
+
+    def _clean(self, theta):
+        theta = np.maximum(theta, 0.0)
+        val = self.value(theta)
+        if val > 1.0:  # back inside by the solver's tolerance
+            theta = theta / _elastic_scale(self.v, theta)
+        return theta
+
+    def to_boundary(self, theta: np.ndarray) -> np.ndarray:
+        """Scale theta onto v 1'theta + (1-v)||theta||^2 = 1."""
+        return theta / _elastic_scale(self.v, theta)
+
+
+def _elastic_scale(v: float, theta: np.ndarray) -> float:
+    """s > 0 with v 1'theta/s + (1-v)||theta||^2/s^2 = 1."""
+    a, b = (1.0 - v) * theta @ theta, v * theta.sum()
+    return (b + np.sqrt(b * b + 4.0 * a)) / 2.0
+
+
+def _quadratic_constraint(d: np.ndarray, c: np.ndarray, r: float, n_vars: int):
+    """sum_m d_m^2 theta_m^2 + c'theta <= r as a second-order cone on x[:M]:
+    with u = r - c'theta, ||(2 D theta, u - 1)|| <= u + 1."""
+    M = len(d)
+    pad = sp.csc_matrix((1, n_vars - M))
+    row_c = sp.hstack([sp.csc_matrix(c[None, :]), pad])
+    A = sp.vstack(
+        [
+            row_c,  # s0 = (r + 1) - c'theta
+            sp.hstack([sp.diags(-2.0 * d), sp.csc_matrix((M, n_vars - M))]),  # s = 2 D theta
+            row_c,  # s_last = (r - 1) - c'theta
+        ]
+    )
+    b = np.concatenate([[r + 1.0], np.zeros(M), [r - 1.0]])
+    return A.tocsc(), b, clarabel.SecondOrderConeT(M + 2)
+
+
+def _scale(S: np.ndarray, Q: np.ndarray) -> float:
+    """Cuts are divided by a common scale so the solver sees O(1) numbers."""
+    return float(max(np.abs(S).max(), 0.5 * np.abs(Q).max(), 1e-300))
+
+
+_INFEASIBLE = {
+    "PrimalInfeasible",
+    "DualInfeasible",
+    "AlmostPrimalInfeasible",
+    "AlmostDualInfeasible",
+}
+
+
+def _solve(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
+    """Primal x and dual z of min 1/2 x'Px + c'x s.t. A x + s = b, s in K.
+
+    Near convergence hundreds of nearly parallel cuts make the KKT systems
+    ill-conditioned and the interior-point method may stop short of its 1e-9
+    tolerances (InsufficientProgress, NumericalError); its last iterate is
+    still accurate to about 1e-10 here and is used: the methods clean it onto
+    Theta, and lower bounds come from multipliers, valid whatever their accuracy."""
+    if clarabel is None:  # pragma: no cover
+        raise ImportError("the clarabel package is required for cutting-plane and level methods")
+    A = sp.vstack([blk[0] for blk in blocks]).tocsc()
+    b = np.concatenate([blk[1] for blk in blocks])
+    cones = [blk[2] for blk in blocks]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = 1e-9
+    settings.tol_feas = 1e-9
+    P = sp.triu(P).tocsc()
+    sol = clarabel.DefaultSolver(P, np.asarray(c, float), A, b, cones, settings).solve()
+    x = np.asarray(sol.x)
+    if str(sol.status) in _INFEASIBLE or x.size == 0 or not np.all(np.isfinite(x)):
+        raise SubproblemError(f"weight subproblem not solved: {sol.status}")
+    return x, np.asarray(sol.z)

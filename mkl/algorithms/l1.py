@@ -1,0 +1,236 @@
+"""L1-MKL: min J(theta) over the simplex, by three updates in the shared wrapper
+framework (``wrapper.py``).
+
+* :class:`SimpleMKL` -- reduced gradient descent with the descent direction of
+  Rakotomamonjy et al. (JMLR 2008, eqs. 12-13) and a line search along it.
+* :class:`SILP` -- the semi-infinite linear program of Sonnenburg et al. (JMLR
+  2006): each SVM solution adds the cut J(theta) >= 1'alpha - 1/2 q(alpha)'theta;
+  the next theta minimises the cuts (an LP, solved by HiGHS).
+* :class:`LevelMKL` -- the extended level method of Xu et al. (NIPS 2009):
+  bounds from the cuts, the level l = LB + tau (UB - LB), and the next theta
+  the projection of the current one onto the level set. Over other weight sets
+  it is GMKL's Algorithm 1 (``gmkl.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .domains import Simplex, SubproblemError
+from .wrapper import Oracle, Point, WrapperMKL, dual_bound, relative_gap
+
+
+class SimpleMKL(WrapperMKL):
+    """SimpleMKL (Rakotomamonjy, Bach, Canu, Grandvalet, JMLR 2008).
+
+    Each iteration: gradient dJ/dtheta_m = -1/2 q_m; reduced gradient w.r.t. the
+    largest weight mu (eq. 12); descent direction D (eq. 13): D_m = -red_m,
+    except D_m = 0 where theta_m = 0 and red_m > 0, and D_mu = -sum_{m != mu} D_m.
+    While J keeps decreasing up to the point where a weight vanishes, SimpleMKL
+    moves there, drops that kernel from D and goes on (its "descent direction
+    update"); here each such breakpoint costs one SVM solve and O(n^2) work
+    (K(D) changes by two kernels), not a pass over the bank. Along a segment
+    J is convex with derivative -1/2 beta' K_D beta (Danskin), so the final line
+    search brackets the root of that derivative by safeguarded secant steps,
+    each trial one SVM solve on K(theta) + gamma K(D), not a pass over the bank.
+    Stops on the relative duality gap (J(theta) - D(alpha)) / J(theta) <= tol,
+    as SimpleMKL does.
+    """
+
+    def __init__(self, C=1.0, tol=1e-2, max_iter=200, svm_tol=1e-3, line_search_tol=0.1):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.svm_tol = svm_tol
+        self.line_search_tol = line_search_tol
+
+    def _domain(self):
+        return Simplex()
+
+    @staticmethod
+    def descent_direction(theta: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        mu = int(np.argmax(theta))
+        red = grad - grad[mu]  # eq. (12), m != mu
+        D = -red
+        D[(theta <= 0) & (red > 0)] = 0.0  # eq. (13)
+        D[mu] = 0.0
+        D[mu] = -D.sum()
+        return D
+
+    def _step(self, oracle: Oracle, state: dict, pt: Point) -> Point:
+        grad = -0.5 * oracle.q(pt)
+        D = self.descent_direction(pt.theta, grad)
+        mu = int(np.argmax(pt.theta))
+        if float(grad @ D) >= 0 or not np.any(D < 0):
+            return pt  # stationary: the gap test ends the loop
+        K_D = oracle.combine(D)
+        cur = pt
+        for _ in range(len(D)):  # each pass drops one kernel
+            slope0 = -0.5 * float(cur.sol.dual_coef @ (K_D @ cur.sol.dual_coef))
+            if slope0 >= 0 or not np.any(D < 0):
+                return cur
+            theta, K_theta, D_new, K_D_new, gamma_max = self._follow(oracle, cur, D, K_D, mu)
+            if gamma_max <= 0:  # degenerate: no room along this direction
+                return cur
+            end = oracle.evaluate(theta, K_theta)
+            b = end.sol.dual_coef
+            slope = -0.5 * float(b @ (K_D @ b))  # dJ/dgamma at the breakpoint
+            if slope > 0 or end.J > cur.J:  # the minimum lies before the breakpoint
+                return self._line_search(oracle, cur, D, K_D, gamma_max, slope0, slope, end)
+            if theta[mu] == 0:  # the reference kernel left: recompute the direction
+                return end
+            cur, D, K_D = end, D_new, K_D_new
+        return cur
+
+    @staticmethod
+    def _follow(oracle, base, D, K_D, mu):
+        """SimpleMKL's descent-direction update: move along D to where the first
+        weight vanishes, drop that kernel from D (D_mu keeps 1'D = 0) and update
+        K(D) by two kernels rather than a pass over the bank."""
+        neg = np.flatnonzero(D < 0)
+        ratios = -base.theta[neg] / D[neg]
+        gamma, v = float(ratios.min()), int(neg[np.argmin(ratios)])
+        theta = np.maximum(base.theta + gamma * D, 0.0)
+        theta[v] = 0.0
+        D = D.copy()
+        d_v = D[v]
+        D[v] = 0.0
+        D[mu] += d_v
+        K_D_new = K_D - d_v * oracle.K[v] + d_v * oracle.K[mu]
+        return theta, base.K + gamma * K_D, D, K_D_new, gamma
+
+    @staticmethod
+    def _trial(oracle, base, D, K_D, gamma):
+        theta = np.maximum(base.theta + gamma * D, 0.0)
+        new = oracle.evaluate(theta, base.K + gamma * K_D)
+        b = new.sol.dual_coef
+        return new, -0.5 * float(b @ (K_D @ b))  # dJ/dgamma (Danskin)
+
+    def _line_search(self, oracle, base, D, K_D, gamma_max, slope0, slope_max, end):
+        """Minimise the convex J(base + gamma D) on [0, gamma_max], bracketing the
+        root of its derivative by safeguarded secant steps."""
+        best = end if end.J < base.J else base
+        lo, s_lo, hi, s_hi = 0.0, slope0, gamma_max, slope_max
+        for _ in range(20):
+            g = hi - s_hi * (hi - lo) / (s_hi - s_lo)
+            g = min(max(g, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+            new, s = self._trial(oracle, base, D, K_D, g)
+            if new.J < best.J:
+                best = new
+            if abs(s) <= self.line_search_tol * abs(slope0):
+                break
+            if s < 0:
+                lo, s_lo = g, s
+            else:
+                hi, s_hi = g, s
+        return best
+
+
+class _CuttingPlaneMKL(WrapperMKL):
+    """Shared by SILP and the level method: the cuts (S_k, q_k) of every point
+    evaluated, the model's lower bound, and the bound gap (UB - LB) / UB with
+    LB = max(model minimum, best dual bound)."""
+
+    def _start(self, oracle, pt):
+        return {"S": [], "Q": []}
+
+    def _add_cut(self, oracle, state, pt):
+        state["S"].append(float(pt.sol.alpha.sum()))
+        state["Q"].append(oracle.q(pt))
+
+    def _model_minimum(self, state):
+        return state["domain"].minimise_model(np.array(state["S"]), np.array(state["Q"]))
+
+    def _gap(self, oracle, state, pt):
+        self._add_cut(oracle, state, pt)
+        lower, theta = self._model_minimum(state)
+        state["model_theta"] = theta
+        dual = dual_bound(pt, state["Q"][-1], state["domain"])
+        state["lower"] = max(state.get("lower", -np.inf), lower, dual)
+        return relative_gap(state["best"].J, state["lower"])
+
+
+class SILP(_CuttingPlaneMKL):
+    """SILP (Sonnenburg, Raetsch, Schaefer, Schoelkopf, JMLR 2006): the next theta
+    minimises the cutting-plane model over the simplex,
+    min_{theta, eta} eta s.t. eta >= S_k - 1/2 q_k'theta, 1'theta = 1, theta >= 0
+    (an LP, by scipy's HiGHS)."""
+
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.svm_tol = svm_tol
+
+    def _domain(self):
+        return Simplex()
+
+    def _model_minimum(self, state):
+        S, Q = np.array(state["S"]), np.array(state["Q"])
+        K, M = Q.shape
+        scale = max(np.abs(S).max(), 0.5 * np.abs(Q).max(), 1e-300)
+        c = np.zeros(M + 1)
+        c[M] = 1.0
+        res = linprog(
+            c,
+            A_ub=np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]),
+            b_ub=-S / scale,
+            A_eq=np.hstack([np.ones((1, M)), np.zeros((1, 1))]),
+            b_eq=[1.0],
+            bounds=[(0, None)] * M + [(None, None)],
+            method="highs",
+        )
+        if res.status != 0:
+            raise RuntimeError(f"SILP linear program failed: {res.message}")
+        theta = np.maximum(res.x[:M], 0.0)
+        return float(res.x[M] * scale), theta / theta.sum()
+
+    def _step(self, oracle, state, pt):
+        return oracle.evaluate(state["model_theta"])
+
+
+class LevelMKL(_CuttingPlaneMKL):
+    """Extended level method (Xu, Jin, King, Lyu, NIPS 2009) over the simplex.
+
+    With the bounds LB (cutting-plane model) and UB (best J), the level is
+    l = LB + tau (UB - LB) (GMKL's eq. 24); the next theta is the Euclidean
+    projection of the current one onto {theta in Theta : S_k - 1/2 q_k'theta <= l}.
+
+    ``tau=0.9`` reproduces the papers' schedule (0.9, raised to 0.99 once
+    (UB - LB) / l < 0.01; Xu et al. 2009, Yang et al. 2011). With eq. (24) as
+    printed, that level sits near UB and the iterates crawl: measured here,
+    27 iterations instead of 4 to a 1% gap on 50 Gaussian kernels (n = 500) and
+    910 instead of 13 to 1e-8 on a 5-kernel problem. The default, tau = 0.3, is
+    the classical level-method constant (about 0.29, Lemarechal, Nemirovskii &
+    Nesterov 1995); the optimum reached is the same.
+    Over a set with an inequality constraint (GMKL) the projection can fall
+    inside the set; it is scaled onto the boundary, where J is smaller.
+    """
+
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.svm_tol = svm_tol
+        self.tau = tau
+
+    def _domain(self):
+        return Simplex()
+
+    def _step(self, oracle, state, pt):
+        upper, lower = state["best"].J, state["lower"]
+        gap = upper - lower
+        tau = self.tau
+        if tau == 0.9 and gap < 0.01 * abs(lower + 0.9 * gap):
+            tau = 0.99
+        level = lower + tau * gap
+        domain = state["domain"]
+        try:
+            theta = domain.project_level(
+                pt.theta, np.array(state["S"]), np.array(state["Q"]), level
+            )
+        except SubproblemError:  # level set numerically empty (level ~ LB at the end):
+            theta = state["model_theta"]  # the model's minimiser lies in it by definition
+        # the projection may lie inside Theta; J only decreases on scaling it out
+        return oracle.evaluate(domain.to_boundary(theta))

@@ -1,0 +1,171 @@
+"""The framework shared by every alternating ("wrapper") MKL method.
+
+Algorithm 1 of Xu et al. (2010): repeat
+  1. solve the SVM for the current weights theta -> alpha, J(theta)
+  2. compute q_m = (alpha*y)' K_m (alpha*y), the gradient being -1/2 q
+  3. update theta (the method's step)
+  4. stop when the gap is below ``tol``
+for J(theta) = max_{alpha in A} 1'alpha - 1/2 sum_m theta_m q_m(alpha) over a
+weight set Theta (``domains.py``). Methods differ only in step 3 and in which
+gap they report; this module holds the loop, the oracle (the only place an SVM
+is solved and the bank is read), the history and the stopping rule.
+
+Cost model (DESIGN.md, performance): a pass over the bank (forming a
+combination, or computing q) costs about as much as an SVM solve at n = 500.
+The oracle therefore forms combinations along a line as K(theta) + gamma K(d)
+from two n x n matrices, so trial points of a line search cost one SVM solve
+and no pass.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ..base import BinaryFit, MKLClassifier
+from ..kernels import combine
+from ..svm import SVMSolution, solve_svm_dual
+
+
+@dataclass
+class Point:
+    """One evaluated weight vector: theta, its combined kernel, the SVM solution
+    and J(theta). ``q`` (one pass over the bank) is computed on demand."""
+
+    theta: np.ndarray
+    K: np.ndarray
+    sol: SVMSolution
+    _q: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def J(self) -> float:
+        return self.sol.objective
+
+
+class Oracle:
+    """Evaluates J and its gradient on one bank; counts SVM solves and bank passes."""
+
+    def __init__(self, K: np.ndarray, y: np.ndarray, C, svm_tol: float):
+        self.K, self.y, self.C, self.svm_tol = K, y, C, svm_tol
+        self.svm_solves = 0
+        self.passes = 0
+
+    def combine(self, theta: np.ndarray) -> np.ndarray:
+        self.passes += 1
+        return combine(self.K, theta)
+
+    def evaluate(self, theta: np.ndarray, K_theta: np.ndarray | None = None) -> Point:
+        """J(theta); pass ``K_theta`` when the combined kernel is already known."""
+        if K_theta is None:
+            K_theta = self.combine(theta)
+        self.svm_solves += 1
+        sol = solve_svm_dual(K_theta, self.y, self.C, self.svm_tol)
+        return Point(theta, K_theta, sol)
+
+    def q(self, pt: Point) -> np.ndarray:
+        """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
+        if pt._q is None:
+            self.passes += 1
+            M, n, _ = self.K.shape
+            b = pt.sol.dual_coef.astype(self.K.dtype, copy=False)
+            Kb = (self.K.reshape(M * n, n) @ b).reshape(M, n)
+            pt._q = np.maximum(Kb.astype(np.float64) @ pt.sol.dual_coef, 0.0)
+        return pt._q
+
+
+def dual_bound(pt: Point, q: np.ndarray, domain) -> float:
+    """D(alpha) = 1'alpha - 1/2 sigma_Theta(q(alpha)) <= min J (weak duality)."""
+    return float(pt.sol.alpha.sum() - 0.5 * domain.support(q))
+
+
+def relative_gap(upper: float, lower: float) -> float:
+    return max(0.0, (upper - lower) / max(abs(upper), 1e-300))
+
+
+class WrapperMKL(MKLClassifier):
+    """Base of the alternating methods. Subclasses set the weight domain and
+    implement ``_start`` and ``_step``; the loop, history and stopping live here.
+
+    Shared parameters: ``C`` (None: hard margin), ``tol`` (relative gap at
+    which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance).
+    """
+
+    def _domain(self):
+        raise NotImplementedError
+
+    def _start(self, oracle: Oracle, pt: Point) -> dict:
+        """Method state after the first evaluation (uniform start)."""
+        return {}
+
+    def _step(self, oracle: Oracle, state: dict, pt: Point) -> Point:
+        """The method's weight update from ``pt``: returns the next evaluated point."""
+        raise NotImplementedError
+
+    def _gap(self, oracle: Oracle, state: dict, pt: Point) -> float:
+        """Relative gap (upper - lower) / upper, upper = the best J seen. Default:
+        the duality gap, lower = the best dual bound D(alpha) seen."""
+        lower = dual_bound(pt, oracle.q(pt), state["domain"])
+        state["lower"] = max(state.get("lower", -np.inf), lower)
+        return relative_gap(state["best"].J, state["lower"])
+
+    def _fit_binary(self, K, y, K_mean):
+        t0 = time.perf_counter()
+        domain = self._domain()
+        M = K.shape[0]
+        oracle = Oracle(K, y, self.C, self.svm_tol)
+        theta = domain.initial(M)
+        # the uniform start reuses the average kernel formed by input validation
+        start_K = K_mean * (theta[0] * M) if np.all(theta == theta[0]) else None
+        pt = oracle.evaluate(theta, start_K)
+        state = {"domain": domain, **self._start(oracle, pt)}
+        best = pt
+        history = []
+        converged = False
+        change = np.nan
+        for it in range(1, self.max_iter + 1):
+            if pt.J < best.J:
+                best = pt
+            state["best"] = best
+            gap = self._gap(oracle, state, pt)
+            history.append(
+                {
+                    "iteration": it,
+                    "objective": pt.J,
+                    "best_objective": best.J,
+                    "gap": gap,
+                    "weights_change": change,
+                    "svm_solves": oracle.svm_solves,
+                    "passes": oracle.passes,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            # a gap measured with a loosely solved SVM (interleaved methods) does not count
+            if gap <= self.tol and oracle.svm_tol <= self.svm_tol:
+                converged = True
+                break
+            if it == self.max_iter:
+                break
+            new = self._step(oracle, state, pt)
+            change = float(np.max(np.abs(new.theta - pt.theta)))
+            pt = new
+        if not converged:
+            warnings.warn(
+                f"{type(self).__name__} stopped at max_iter={self.max_iter} with relative gap "
+                f"{history[-1]['gap']:.3g} > tol={self.tol}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return BinaryFit(
+            weights=best.theta,
+            dual_coef=best.sol.dual_coef,
+            intercept=best.sol.bias,
+            objective=best.J,
+            n_iter=len(history),
+            converged=converged,
+            gap=history[-1]["gap"],
+            history=history,
+        )

@@ -1,0 +1,179 @@
+"""Every convex MKL formulation against an independent CVXPY + Clarabel solution
+of the same problem: optimal value to 1e-5 relative, weights to 1e-3."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import mkl
+from mkl.algorithms.domains import ElasticNetBall, LpBall, Simplex
+
+from . import reference
+from .conftest import random_problem
+
+PRECISE = {"tol": 1e-9, "svm_tol": 1e-8, "max_iter": 3000}
+
+
+def problem(seed, n=50, M=6, d=4):
+    _, y, K = random_problem(np.random.default_rng(seed), n=n, d=d, M=M)
+    return K, y
+
+
+def fit(name, K, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return mkl.make_estimator(name, **{**PRECISE, **params}).fit(K, y)
+
+
+def assert_matches(est, ref_value, ref_weights, rel=1e-5, weights_atol=1e-3):
+    assert est.objective_ == pytest.approx(ref_value, rel=rel)
+    np.testing.assert_allclose(est.weights_, ref_weights, atol=weights_atol)
+
+
+@pytest.mark.parametrize("name", ["simplemkl", "silp", "level"])
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0), (2, 0.3)])
+def test_l1_mkl_matches_cvxpy(name, seed, C):
+    K, y = problem(seed)
+    value, weights = reference.l1_mkl(K, y, C)
+    # SILP's and SimpleMKL's gaps stall near 1e-8, the precision of the J evaluations
+    extra = {"silp": {"tol": 2e-8, "max_iter": 300}, "simplemkl": {"tol": 1e-8, "max_iter": 300}}
+    extra = extra.get(name, {})
+    est = fit(name, K, y, C=C, **extra)
+    assert_matches(est, value, weights)
+    assert est.weights_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", ["lp_analytic", "lp_newton", "lp_cutting_plane"])
+@pytest.mark.parametrize("p", [4 / 3, 2.0, 4.0])
+@pytest.mark.parametrize("seed, C", [(3, 1.0), (4, 5.0)])
+def test_lp_mkl_matches_cvxpy(name, p, seed, C):
+    K, y = problem(seed, M=5)
+    value, weights = reference.lp_mkl(K, y, C, p)
+    est = fit(name, K, y, C=C, p=p)
+    assert_matches(est, value, weights)
+    assert np.linalg.norm(est.weights_, p) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("v", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("seed, C", [(5, 1.0), (6, 10.0)])
+def test_gmkl_matches_cvxpy(v, seed, C):
+    K, y = problem(seed, M=5)
+    if v == 0.0:
+        value, weights = reference.lp_mkl(K, y, C, 2.0)
+    else:
+        value, weights = reference.gmkl(K, y, C, v)
+    est = fit("gmkl", K, y, C=C, v=v)
+    assert_matches(est, value, weights)
+    assert ElasticNetBall(v).value(est.weights_) <= 1 + 1e-9
+
+
+def test_larger_problem_l1_and_lp(rng):
+    _, y, K = random_problem(rng, n=80, d=6, M=10)
+    value, weights = reference.l1_mkl(K, y, 2.0)
+    assert_matches(fit("level", K, y, C=2.0), value, weights)
+    value, weights = reference.lp_mkl(K, y, 2.0, 2.0)
+    assert_matches(fit("lp_newton", K, y, C=2.0, p=2.0), value, weights)
+
+
+# ------------------------------------------------------------- cross-checks
+def test_lp_approaches_l1_as_p_goes_to_one():
+    K, y = problem(7)
+    l1 = fit("level", K, y, C=1.0).objective_
+    gaps = [
+        abs(fit("lp_analytic", K, y, C=1.0, p=p).objective_ - l1) / l1 for p in (2.0, 1.2, 1.02)
+    ]
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 0.02
+
+
+def test_gmkl_with_v_zero_is_lp_with_p_two():
+    K, y = problem(8)
+    a = fit("gmkl", K, y, C=1.0, v=0.0)
+    b = fit("lp_analytic", K, y, C=1.0, p=2.0)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-5)
+    np.testing.assert_allclose(a.weights_, b.weights_, atol=1e-3)
+
+
+def test_gmkl_with_v_one_is_l1():
+    K, y = problem(9)
+    a = fit("gmkl", K, y, C=1.0, v=1.0)
+    b = fit("level", K, y, C=1.0)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("simplemkl", {}),
+        ("silp", {}),
+        ("level", {}),
+        ("lp_newton", {"p": 2}),
+        ("lp_analytic", {"p": 2}),
+        ("lp_cutting_plane", {"p": 2}),
+        ("gmkl", {"v": 0.5}),
+    ],
+)
+def test_gap_in_history_shrinks_and_bounds_the_objective(name, params):
+    K, y = problem(10)
+    est = fit(name, K, y, C=1.0, tol=1e-4, max_iter=300, **params)
+    gaps = [h["gap"] for h in est.history_]
+    assert gaps[-1] <= 1e-4 and est.converged_
+    assert gaps[-1] < gaps[0]
+    best = [h["best_objective"] for h in est.history_]
+    assert all(b2 <= b1 + 1e-12 for b1, b2 in zip(best, best[1:], strict=False))
+    for h in est.history_:
+        assert {"objective", "gap", "weights_change", "svm_solves", "seconds"} <= set(h)
+
+
+def test_max_iter_stops_with_a_warning_and_converged_false():
+    K, y = problem(11)
+    with pytest.warns(ConvergenceWarning, match="stopped at max_iter=2"):
+        est = mkl.make_estimator("simplemkl", tol=1e-9, max_iter=2).fit(K, y)
+    assert not est.converged_ and est.n_iter_ == 2
+
+
+def test_sparse_l1_weights_are_reported_as_zero_and_counted():
+    rng = np.random.default_rng(12)
+    n = 60
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    noise = [np.outer(v, v) for v in rng.normal(size=(4, n))]
+    K = np.stack([np.outer(X[:, 0], X[:, 0]) + 1e-3 * np.eye(n), *noise])
+    est = fit("silp", K, y, C=1.0, tol=1e-6, max_iter=300)
+    assert est.weights_[0] > 0.5
+    assert est.n_selected_ == int((est.weights_ > 0).sum()) < 5
+
+
+def test_support_functions_are_the_maxima_over_the_sets(rng):
+    q = rng.uniform(0, 3, size=7)
+    assert Simplex().support(q) == q.max()
+    lp = LpBall(3.0)
+    theta = (q / np.linalg.norm(q, 1.5)) ** (1 / 2)
+    assert lp.support(q) == pytest.approx(theta @ q)
+    assert np.linalg.norm(theta, 3.0) == pytest.approx(1.0)
+    for v in (0.2, 0.7):
+        en = ElasticNetBall(v)
+        best = max((s := rng.dirichlet(np.ones(7))) @ q / _scale_onto(en, s) for _ in range(4000))
+        assert en.support(q) >= best - 1e-9
+        assert en.support(q) <= best * 1.05
+
+
+def _scale_onto(domain, theta):
+    from mkl.algorithms.domains import _elastic_scale
+
+    return _elastic_scale(domain.v, theta)
+
+
+@pytest.mark.parametrize("bad", [{"p": 1.0}, {"p": -2}, {"p": float("inf")}])
+def test_bad_p_is_named(bad):
+    K, y = problem(0)
+    with pytest.raises(ValueError, match="p must be a finite number > 1"):
+        mkl.make_estimator("lp_analytic", **bad).fit(K, y)
+
+
+def test_bad_v_is_named():
+    K, y = problem(0)
+    with pytest.raises(ValueError, match=r"v must be in \[0, 1\]"):
+        mkl.make_estimator("gmkl", v=1.5).fit(K, y)
