@@ -75,3 +75,19 @@ def gmkl(K, y, C, v):
     prob = _solve(cp.sum(a) - 0.5 * sigma, cons)
     theta = np.maximum(t.value - v * mu.value, 0) / (2 * mu.value * (1 - v))
     return prob.value, theta
+
+
+def smkl_f_lambda(K, y, C, lam):
+    """min over the box [0, C]^n of Xu et al. 2010's eq. (10),
+    -1'alpha + lam/2 log sum_i exp(alpha'G_i alpha / lam - 1)."""
+    Ls = [psd_factor(Km) for Km in K]
+    a = cp.Variable(len(y))
+    quads = cp.hstack([cp.sum_squares(L.T @ cp.multiply(a, y)) for L in Ls])
+    obj = -cp.sum(a) + lam / 2 * (cp.log_sum_exp(quads / lam) - 1)
+    prob = cp.Problem(cp.Minimize(obj), [a >= 0, a <= C])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8)
+    assert prob.status == cp.OPTIMAL, prob.status
+    q = np.array([float(a.value @ (np.diag(y) @ Km @ np.diag(y)) @ a.value) for Km in K])
+    z = q / lam
+    theta = np.exp(z - z.max())
+    return prob.value, theta / theta.sum()

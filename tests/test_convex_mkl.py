@@ -22,9 +22,12 @@ def problem(seed, n=50, M=6, d=4):
 
 
 def fit(name, K, y, **params):
+    """Fit at high precision (the PRECISE settings the estimator takes)."""
+    accepted = mkl.make_estimator(name).get_params()
+    precise = {k: v for k, v in PRECISE.items() if k in accepted}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return mkl.make_estimator(name, **{**PRECISE, **params}).fit(K, y)
+        return mkl.make_estimator(name, **{**precise, **params}).fit(K, y)
 
 
 def assert_matches(est, ref_value, ref_weights, rel=1e-5, weights_atol=1e-3):
@@ -177,3 +180,43 @@ def test_bad_v_is_named():
     K, y = problem(0)
     with pytest.raises(ValueError, match=r"v must be in \[0, 1\]"):
         mkl.make_estimator("gmkl", v=1.5).fit(K, y)
+
+
+# ------------------------------------------------------------- SMKL
+def smkl_problem(seed):
+    _, y, K = random_problem(np.random.default_rng(seed), n=30, M=4)
+    return K / np.trace(K, axis1=1, axis2=2)[:, None, None] * 30, y  # unit mean diagonal
+
+
+@pytest.mark.parametrize("seed, C, smoothing", [(1, 1.0, 1.0), (2, 0.5, 0.5)])
+def test_smkl_f_lambda_matches_cvxpy(seed, C, smoothing):
+    K, y = smkl_problem(seed)
+    value, weights = reference.smkl_f_lambda(K, y, C, smoothing)
+    est = fit("smkl", K, y, C=C, smoothing=smoothing, tol=1e-9, max_iter=20000)
+    assert est.objective_ == pytest.approx(value, rel=1e-4)
+    np.testing.assert_allclose(est.weights_, weights, atol=1e-3)
+    assert est.weights_.sum() == pytest.approx(1.0)
+    assert est.smoothing_ == smoothing
+
+
+def test_smkl_gap_shrinks_and_defaults_follow_the_paper():
+    K, y = smkl_problem(3)
+    est = fit("smkl", K, y, C=1.0, tol=1e-9, max_iter=300)
+    gaps = [h["gap"] for h in est.history_]
+    assert gaps[-1] < 0.5 * gaps[0]
+    best = [h["best_objective"] for h in est.history_]
+    assert all(b2 <= b1 for b1, b2 in zip(best, best[1:], strict=False))
+    # default smoothing: balances Theorem 4's two terms after max_iter steps
+    lam_max = max(np.linalg.eigvalsh(Km)[-1] for Km in K)
+    expected = 2 * np.sqrt(2) * 30 * lam_max / (301 * np.sqrt(np.log(4)))
+    assert est.smoothing_ == pytest.approx(expected)
+    assert est.lipschitz_ == pytest.approx(lam_max + 2 * 30 * lam_max**2 / expected)
+    assert set(est.predict(K)) <= {-1, 1}
+
+
+def test_smkl_needs_finite_c():
+    K, y = smkl_problem(4)
+    with pytest.raises(ValueError, match="SMKL needs a finite C"):
+        mkl.make_estimator("smkl", C=None).fit(K, y)
+    with pytest.raises(ValueError, match="smoothing must be a positive number"):
+        mkl.make_estimator("smkl", smoothing=-1).fit(K, y)

@@ -10,7 +10,7 @@ from mkl.kernels import KernelSpec, combine
 from .conftest import random_problem
 from .reference import svm_dual_value
 
-NAMES = ["uniform", "single_best", "linear"]
+NAMES = sorted(mkl.ALGORITHMS)
 
 
 def split(K, y, n_train=30):

@@ -5,6 +5,7 @@ from .baselines import SingleBestKernel, SingleKernelSVM, UniformMKL
 from .gmkl import GMKL
 from .l1 import SILP, LevelMKL, SimpleMKL
 from .lp import LpAnalytic, LpCuttingPlane, LpNewton
+from .smkl import SMKL
 
 ALGORITHMS = {
     "uniform": UniformMKL,
@@ -17,6 +18,7 @@ ALGORITHMS = {
     "lp_cutting_plane": LpCuttingPlane,
     "lp_analytic": LpAnalytic,
     "gmkl": GMKL,
+    "smkl": SMKL,
 }
 
 __all__ = ["ALGORITHMS", *sorted(c.__name__ for c in ALGORITHMS.values())]
