@@ -1,19 +1,27 @@
-"""Fit time of the registered MKL estimators in units of the floor F.
+"""Fit time of the MKL solvers in units of the floor F, and the two sweeps of
+Kloft et al. (2009), Figure 1.
 
-F is one wrapper iteration at its cheapest, timed in this same run: one
+F is one wrapper iteration at its cheapest, timed in the same run: one
 ``np.tensordot`` pass forming the uniform combination of the bank plus one
-``SVC(kernel='precomputed')`` fit on it (DESIGN.md, performance). Figures are
-medians over repeats; BLAS is limited to one thread.
+``SVC(kernel='precomputed')`` fit on it (DESIGN.md, performance). Every figure
+printed comes from this one run; BLAS is limited to one thread. The workload:
+the GMKL toy-1 features (standardised), M Gaussian kernels with widths
+geometrically spaced in [0.5, 20], unit trace, C = n (a unit-trace kernel needs
+C scaled by n), relative gap ``--tol`` (0.01).
 
-    python benchmarks/bench_fit_time.py [--n 500] [--kernels 50] [--float32]
+    python benchmarks/bench_fit_time.py                       # main workload, n=500, M=50
+    python benchmarks/bench_fit_time.py --sweep-n 250 500 1000 2000 5000 --float32
+    python benchmarks/bench_fit_time.py --sweep-kernels 10 25 50 100 200
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
@@ -21,13 +29,24 @@ import mkl
 from mkl.datasets import gmkl_toy
 from mkl.kernels import KernelSpec, compute_bank
 
+DEFAULT_ALGORITHMS = [
+    "uniform",
+    "simplemkl",
+    "silp",
+    "level",
+    "lp_newton:p=2",
+    "lp_analytic:p=2",
+    "lp_cutting_plane:p=2",
+    "gmkl:v=0.5",
+    "smkl",
+]
+
 
 def gaussian_bank(n: int, M: int, dtype, seed: int = 0):
     X, y = gmkl_toy(1, n=n, seed=seed)
     X = (X - X.mean(0)) / X.std(0)
-    specs = [
-        KernelSpec("gaussian", float(w), normalise="unit_trace") for w in np.geomspace(0.5, 20, M)
-    ]
+    widths = np.geomspace(0.5, 20, M)
+    specs = [KernelSpec("gaussian", float(w), normalise="unit_trace") for w in widths]
     K, _, _ = compute_bank(specs, X, dtype=dtype)
     return K, y
 
@@ -41,67 +60,133 @@ def median_time(fn, repeats: int) -> float:
     return float(np.median(times))
 
 
+def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
+    name, _, extra = spec.partition(":")
+    params = {"C": C}
+    if name not in ("uniform", "single_best", "linear"):
+        params["tol"] = tol
+    for kv in filter(None, extra.split(",")):
+        k, v = kv.split("=")
+        params[k] = float(v)
+    return name, params
+
+
+def measure(K, y, algorithms, repeats: int, tol: float) -> tuple[dict, list[dict]]:
+    """F and each solver's median fit time, SVM solves, passes and result."""
+    M, n, _ = K.shape
+    C = float(n)
+    w = np.full(M, 1.0 / M, dtype=K.dtype)
+    t_pass = median_time(lambda: np.tensordot(w, K, axes=1), repeats)
+    Kc = np.ascontiguousarray(np.tensordot(w, K, axes=1), dtype=np.float64)
+    t_svc = median_time(lambda: SVC(C=C, kernel="precomputed").fit(Kc, y), repeats)
+    floor = {"F": t_pass + t_svc, "pass": t_pass, "svc": t_svc}
+    rows = []
+    for spec in algorithms:
+        name, params = parse(spec, C, tol)
+        est = mkl.make_estimator(name, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            t = median_time(lambda e=est: e.fit(K, y), repeats)
+        last = est.history_[-1]
+        rows.append(
+            {
+                "algorithm": spec,
+                "seconds": t,
+                "in_F": t / floor["F"],
+                "in_SVC": t / t_svc,
+                "svm_solves": last.get("svm_solves", 1),
+                "passes": last.get("passes", 1),
+                "iterations": est.n_iter_,
+                "objective": est.objective_,
+                "gap": est.gap_,
+                "converged": est.converged_,
+            }
+        )
+    return floor, rows
+
+
+def print_main(floor, rows, header):
+    print(header)
+    print(
+        f"floor F = {floor['F'] * 1e3:.2f} ms (combination pass {floor['pass'] * 1e3:.2f} ms "
+        f"+ SVC fit {floor['svc'] * 1e3:.2f} ms; F = {floor['F'] / floor['svc']:.2f} SVC fits)"
+    )
+    print(
+        f"{'algorithm':<22}{'ms':>9}{'in F':>8}{'in SVC':>8}{'SVM solves':>11}"
+        f"{'passes':>8}{'iters':>7}{'objective':>15}{'gap':>9}"
+    )
+    for r in rows:
+        print(
+            f"{r['algorithm']:<22}{r['seconds'] * 1e3:>9.1f}{r['in_F']:>8.2f}{r['in_SVC']:>8.2f}"
+            f"{r['svm_solves']:>11d}{r['passes']:>8d}{r['iterations']:>7d}"
+            f"{r['objective']:>15.8g}{r['gap']:>9.2g}"
+        )
+
+
+def sweep(label, values, make_bank, algorithms, seeds, repeats, tol):
+    """Kloft et al. Figure 1: seconds (mean ± std over seeds) per value."""
+    print(f"\nseconds per fit vs {label} (mean ± std over {seeds} data seeds; F in ms)")
+    print(f"{label:>8}{'F ms':>9}" + "".join(f"{a:>22}" for a in algorithms))
+    for v in values:
+        per_alg = {a: [] for a in algorithms}
+        floors = []
+        for s in range(seeds):
+            K, y = make_bank(v, s)
+            floor, rows = measure(K, y, algorithms, repeats, tol)
+            floors.append(floor["F"])
+            for r in rows:
+                per_alg[r["algorithm"]].append(r["seconds"])
+            del K
+        cells = "".join(
+            f"{np.mean(per_alg[a]):>13.3f} ± {np.std(per_alg[a]):<6.3f}" for a in algorithms
+        )
+        print(f"{v:>8}{np.mean(floors) * 1e3:>9.1f}{cells}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--kernels", type=int, default=50)
-    ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--float32", action="store_true")
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=5, help="timings per figure (median)")
     ap.add_argument("--tol", type=float, default=0.01, help="relative gap to stop at")
     ap.add_argument(
         "--algorithms",
         nargs="*",
-        default=[
-            "uniform",
-            "simplemkl",
-            "silp",
-            "level",
-            "lp_newton:p=2",
-            "lp_analytic:p=2",
-            "lp_cutting_plane:p=2",
-            "gmkl:v=0.5",
-        ],
+        default=DEFAULT_ALGORITHMS,
         help="registry names, optionally with params: lp_newton:p=1.333",
     )
+    ap.add_argument("--sweep-n", nargs="*", type=int, help="training sizes (M = --kernels)")
+    ap.add_argument("--sweep-kernels", nargs="*", type=int, help="kernel counts (n = --n)")
+    ap.add_argument("--seeds", type=int, default=5, help="data seeds per sweep point")
     args = ap.parse_args()
     dtype = np.float32 if args.float32 else np.float64
-    K, y = gaussian_bank(args.n, args.kernels, dtype)
-    # unit-trace kernels need C scaled by n to be a sensible soft margin
-    C = args.C * args.n
-    w = np.full(args.kernels, 1.0 / args.kernels, dtype=dtype)
-
     with threadpool_limits(1):
-        t_pass = median_time(lambda: np.tensordot(w, K, axes=1), args.repeats)
-        Kc = np.ascontiguousarray(np.tensordot(w, K, axes=1), dtype=np.float64)
-        t_svc = median_time(lambda: SVC(C=C, kernel="precomputed").fit(Kc, y), args.repeats)
-        F = t_pass + t_svc
-        print(f"n={args.n} M={args.kernels} {np.dtype(dtype).name}, C={C:g}")
-        print(
-            f"floor F = {F * 1e3:.2f} ms  (combination pass {t_pass * 1e3:.2f} ms "
-            f"+ SVC fit {t_svc * 1e3:.2f} ms)"
-        )
-        print(
-            f"{'algorithm':<18}{'time ms':>10}{'in F':>8}{'in SVC':>8}"
-            f"{'svm solves':>12}{'passes':>8}{'iters':>7}{'objective':>14}{'gap':>10}"
-        )
-        for spec in args.algorithms:
-            name, _, extra = spec.partition(":")
-            params = {"C": C}
-            if name not in ("uniform", "single_best", "linear"):
-                params["tol"] = args.tol
-            for kv in filter(None, extra.split(",")):
-                k, v = kv.split("=")
-                params[k] = float(v)
-            est = mkl.make_estimator(name, **params)
-            t = median_time(lambda e=est: e.fit(K, y), args.repeats)
-            last = est.history_[-1]
-            solves = last.get("svm_solves", 1)
-            passes = last.get("passes", 1)
-            print(
-                f"{spec:<18}{t * 1e3:>10.2f}{t / F:>8.2f}{t / t_svc:>8.2f}{solves:>12d}"
-                f"{passes:>8d}{est.n_iter_:>7d}{est.objective_:>14.8g}{est.gap_:>10.2g}"
+        if args.sweep_n:
+            sweep(
+                "n",
+                args.sweep_n,
+                lambda n, s: gaussian_bank(n, args.kernels, dtype, s),
+                args.algorithms,
+                args.seeds,
+                1,
+                args.tol,
             )
+        if args.sweep_kernels:
+            sweep(
+                "kernels",
+                args.sweep_kernels,
+                lambda m, s: gaussian_bank(args.n, m, dtype, s),
+                args.algorithms,
+                args.seeds,
+                1,
+                args.tol,
+            )
+        if not (args.sweep_n or args.sweep_kernels):
+            K, y = gaussian_bank(args.n, args.kernels, dtype)
+            floor, rows = measure(K, y, args.algorithms, args.repeats, args.tol)
+            header = f"n={args.n} M={args.kernels} {np.dtype(dtype).name} C={args.n} tol={args.tol}"
+            print_main(floor, rows, header)
 
 
 if __name__ == "__main__":

@@ -205,7 +205,14 @@ def normalisation_factor(K_train: np.ndarray, how: str) -> float:
     if how == "unit_trace":
         f = float(np.trace(K_train))
     elif how == "unit_variance":
-        f = float(np.trace(K_train) / n - K_train.sum() / n**2)
+        mean_diag = float(np.trace(K_train) / n)
+        f = mean_diag - float(K_train.sum() / n**2)
+        # below rounding of the two terms the variance is zero: a constant kernel
+        if f <= 1e-12 * abs(mean_diag):
+            raise ValueError(
+                "cannot normalise to unit_variance: the training block's implied "
+                f"variance is {f:.3g}, zero up to rounding (a constant kernel)"
+            )
     else:
         raise ValueError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
     if not np.isfinite(f) or f <= 0:

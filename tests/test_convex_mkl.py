@@ -220,3 +220,29 @@ def test_smkl_needs_finite_c():
         mkl.make_estimator("smkl", C=None).fit(K, y)
     with pytest.raises(ValueError, match="smoothing must be a positive number"):
         mkl.make_estimator("smkl", smoothing=-1).fit(K, y)
+
+
+def test_simplemkl_line_search_survives_inexact_svm_solves(monkeypatch):
+    """Inexact SVM solves can make the derivative along the direction
+    non-monotone (seen on sonar folds): the search must bisect, not divide by zero."""
+    from mkl.algorithms.l1 import SimpleMKL
+
+    K, y = problem(13)
+    est = mkl.make_estimator("simplemkl", C=1.0)
+    est.fit(K, y)
+    from mkl.algorithms.wrapper import Oracle
+
+    oracle = Oracle(K, y, 1.0, 1e-3)
+    base = oracle.evaluate(np.full(6, 1 / 6))
+    D = np.array([0.1, -0.1, 0.0, 0.0, 0.0, 0.0])
+    K_D = oracle.combine(D)
+    calls = []
+
+    def fake_trial(oracle_, base_, D_, K_D_, gamma):
+        calls.append(gamma)
+        return base_, -1.0  # derivative never changes sign
+
+    monkeypatch.setattr(SimpleMKL, "_trial", staticmethod(fake_trial))
+    out = est._line_search(oracle, base, D, K_D, 1.0, -1.0, -1.0, base)
+    assert out is base and 0 < len(calls) <= 20
+    assert all(0 < g < 1 for g in calls)

@@ -113,8 +113,11 @@ class SimpleMKL(WrapperMKL):
         best = end if end.J < base.J else base
         lo, s_lo, hi, s_hi = 0.0, slope0, gamma_max, slope_max
         for _ in range(20):
-            g = hi - s_hi * (hi - lo) / (s_hi - s_lo)
-            g = min(max(g, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+            if s_hi > s_lo:  # secant on the derivative, kept inside the bracket
+                g = hi - s_hi * (hi - lo) / (s_hi - s_lo)
+                g = min(max(g, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+            else:  # inexact SVM solves broke monotonicity: bisect
+                g = 0.5 * (lo + hi)
             new, s = self._trial(oracle, base, D, K_D, g)
             if new.J < best.J:
                 best = new

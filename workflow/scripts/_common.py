@@ -32,4 +32,7 @@ def run(snakemake, main):
     except (ValueError, DatasetUnavailable) as exc:
         log.error("%s", traceback.format_exc())
         sys.exit(f"error in rule {snakemake.rule} ({dict(snakemake.wildcards)}): {exc}")
+    except Exception:  # a bug, not bad input: keep the traceback in the rule's log too
+        log.exception("unexpected error")
+        raise
     log.info("done")
