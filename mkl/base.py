@@ -206,7 +206,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def predict(self, K_test):
-        scores = self.decision_function(K_test)
+        return self.labels_from_scores(self.decision_function(K_test))
+
+    def labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Class labels for decision values (sign for two classes, argmax otherwise)."""
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -50,11 +50,7 @@ def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
 
 def score(estimator: MKLClassifier, K_test, y_test, metric: str = "accuracy") -> float:
     scores = estimator.decision_function(K_test)
-    pred = (
-        estimator.classes_[(scores > 0).astype(int)]
-        if scores.ndim == 1
-        else estimator.classes_[np.argmax(scores, 1)]
-    )
+    pred = estimator.labels_from_scores(scores)
     value = classification_metrics(y_test, pred, scores, estimator.classes_)[metric]
     return float("nan") if value is None else value
 
@@ -162,7 +158,7 @@ def evaluate_split(
         est.fit(K, y)
     seconds = time.perf_counter() - t0
     scores = est.decision_function(bank.test)
-    pred = est.predict(bank.test)
+    pred = est.labels_from_scores(scores)
     weights = np.asarray(est.weights_)
     return {
         "grid": records,

@@ -221,12 +221,16 @@ def normalisation_factor(K_train: np.ndarray, how: str) -> float:
 
 
 def cosine_normalise(K: np.ndarray, diag_rows: np.ndarray, diag_cols: np.ndarray) -> np.ndarray:
-    """K_ij / sqrt(k(x_i,x_i) k(z_j,z_j)); zero rows/columns of a zero diagonal stay zero."""
+    """K_ij / sqrt(k(x_i,x_i) k(z_j,z_j)); zero rows/columns of a zero diagonal stay zero.
+
+    By Cauchy-Schwarz the result lies in [-1, 1]; it is clipped there, because
+    rounding (e.g. a subnormal self-similarity) can push it just outside and
+    break positive semidefiniteness."""
     dr = np.sqrt(np.maximum(diag_rows, 0.0))
     dc = np.sqrt(np.maximum(diag_cols, 0.0))
     dr[dr == 0] = 1.0
     dc[dc == 0] = 1.0
-    return K / dr[:, None] / dc[None, :]
+    return np.clip(K / dr[:, None] / dc[None, :], -1.0, 1.0)
 
 
 def compute_bank(

@@ -37,16 +37,6 @@ class SVMSolution:
     at_bound: bool  # hard margin only: some alpha hit the box (not separable)
     converged: bool  # libsvm stopped on its tolerance, not its iteration cap
 
-    def quadratic_terms(self, K: np.ndarray) -> np.ndarray:
-        """q_m = (alpha*y)' K_m (alpha*y) for each kernel of a bank (M, n, n).
-
-        One pass over the bank restricted to the support vectors.
-        """
-        sv = np.flatnonzero(self.alpha)
-        b = self.dual_coef[sv]
-        Ksv = K[:, sv][:, :, sv] if sv.size < K.shape[1] else K
-        return np.einsum("i,mij,j->m", b, Ksv, b, optimize=True)
-
 
 def solve_svm_dual(
     K: np.ndarray,

@@ -3,6 +3,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# CI runs a fixed set of examples (reproducible); developers explore randomly.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MKL_SHARED_DIR", REPO.parent / "shared"))

@@ -44,9 +44,14 @@ def test_hard_margin_reports_non_separable_data(rng):
     assert sol.at_bound
 
 
-def test_quadratic_terms(problem):
+def test_quadratic_terms_of_the_oracle(problem):
+    from mkl.algorithms.wrapper import Oracle
+
     _, y, K = problem
-    sol = solve_svm_dual(K[0], y, C=1.0)
-    q = sol.quadratic_terms(K)
-    expected = [sol.dual_coef @ Km @ sol.dual_coef for Km in K]
-    assert np.allclose(q, expected)
+    oracle = Oracle(K, y, 1.0, 1e-3)
+    pt = oracle.evaluate(np.array([1.0, 0.0, 0.0, 0.0]))
+    expected = [pt.sol.dual_coef @ Km @ pt.sol.dual_coef for Km in K]
+    assert np.allclose(oracle.q(pt), expected)
+    assert oracle.passes == 2 and oracle.svm_solves == 1
+    oracle.q(pt)  # cached: no second pass
+    assert oracle.passes == 2

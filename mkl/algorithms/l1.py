@@ -135,6 +135,15 @@ class _CuttingPlaneMKL(WrapperMKL):
     evaluated, the model's lower bound, and the bound gap (UB - LB) / UB with
     LB = max(model minimum, best dual bound)."""
 
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.svm_tol = svm_tol
+
+    def _domain(self):
+        return Simplex()
+
     def _start(self, oracle, pt):
         return {"S": [], "Q": []}
 
@@ -159,15 +168,6 @@ class SILP(_CuttingPlaneMKL):
     minimises the cutting-plane model over the simplex,
     min_{theta, eta} eta s.t. eta >= S_k - 1/2 q_k'theta, 1'theta = 1, theta >= 0
     (an LP, by scipy's HiGHS)."""
-
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.svm_tol = svm_tol
-
-    def _domain(self):
-        return Simplex()
 
     def _model_minimum(self, state):
         S, Q = np.array(state["S"]), np.array(state["Q"])
@@ -212,14 +212,8 @@ class LevelMKL(_CuttingPlaneMKL):
     """
 
     def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.svm_tol = svm_tol
+        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.tau = tau
-
-    def _domain(self):
-        return Simplex()
 
     def _step(self, oracle, state, pt):
         upper, lower = state["best"].J, state["lower"]
