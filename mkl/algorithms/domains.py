@@ -25,14 +25,10 @@ M-variable problems in milliseconds. (The SILP method's LP uses HiGHS, see
 
 from __future__ import annotations
 
+import clarabel
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq
-
-try:  # clarabel is a runtime dependency; imported lazily so the error names it
-    import clarabel
-except ImportError:  # pragma: no cover
-    clarabel = None
 
 
 class SubproblemError(RuntimeError):
@@ -280,8 +276,6 @@ def _solve(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     tolerances (InsufficientProgress, NumericalError); its last iterate is
     still accurate to about 1e-10 here and is used: the methods clean it onto
     Theta, and lower bounds come from multipliers, valid whatever their accuracy."""
-    if clarabel is None:  # pragma: no cover
-        raise ImportError("the clarabel package is required for cutting-plane and level methods")
     A = sp.vstack([blk[0] for blk in blocks]).tocsc()
     b = np.concatenate([blk[1] for blk in blocks])
     cones = [blk[2] for blk in blocks]
