@@ -1,0 +1,39 @@
+"""The library's imports are covered by its runtime dependencies (the test
+extra installs more, so a missing runtime dependency would otherwise pass CI)."""
+
+import ast
+import sys
+import tomllib
+
+from .conftest import REPO
+
+# import name -> distribution name, where they differ
+DISTRIBUTION = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
+# installed with the dependencies above (not imported directly from PyPI names)
+PROVIDED = {"threadpoolctl": "scikit-learn"}
+
+
+def _third_party_imports():
+    names = set()
+    for path in (REPO / "mkl").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n != "mkl"}
+
+
+def test_runtime_dependencies_cover_the_library_imports():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {
+        d.split(";")[0].split("[")[0].strip().split(">")[0].split("=")[0].split("<")[0].lower()
+        for d in project["dependencies"]
+    }
+    missing = {
+        name
+        for name in _third_party_imports()
+        if DISTRIBUTION.get(name, name).lower() not in declared
+        and PROVIDED.get(name, "").lower() not in declared
+    }
+    assert not missing, f"imported by mkl/ but not in [project] dependencies: {sorted(missing)}"
