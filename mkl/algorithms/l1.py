@@ -39,10 +39,7 @@ class SimpleMKL(WrapperMKL):
     """
 
     def __init__(self, C=1.0, tol=1e-2, max_iter=200, svm_tol=1e-3, line_search_tol=0.1):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.svm_tol = svm_tol
+        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.line_search_tol = line_search_tol
 
     def _domain(self):
@@ -134,12 +131,6 @@ class _CuttingPlaneMKL(WrapperMKL):
     """Shared by SILP and the level method: the cuts (S_k, q_k) of every point
     evaluated, the model's lower bound, and the bound gap (UB - LB) / UB with
     LB = max(model minimum, best dual bound)."""
-
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.svm_tol = svm_tol
 
     def _domain(self):
         return Simplex()

@@ -30,11 +30,8 @@ from .wrapper import Oracle, Point, WrapperMKL, dual_bound, relative_gap
 
 class _LpMKL(WrapperMKL):
     def __init__(self, C=1.0, p=2.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
-        self.C = C
+        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.p = p
-        self.tol = tol
-        self.max_iter = max_iter
-        self.svm_tol = svm_tol
 
     def _domain(self):
         return LpBall(self.p)

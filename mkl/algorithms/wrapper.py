@@ -94,6 +94,12 @@ class WrapperMKL(MKLClassifier):
     which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance).
     """
 
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.svm_tol = svm_tol
+
     def _domain(self):
         raise NotImplementedError
 
