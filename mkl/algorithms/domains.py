@@ -59,7 +59,7 @@ class WeightDomain:
         simplex): sum_k lambda_k S_k - 1/2 sigma(sum_k lambda_k Q_k) is a valid
         lower bound for any such lambda, so an inexact solve never overstates it."""
         K, M = Q.shape
-        scale = _scale(S, Q)
+        scale = cut_scale(S, Q)
         c = np.zeros(M + 1)
         c[M] = 1.0
         cuts = sp.csc_matrix(np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]))
@@ -78,7 +78,7 @@ class WeightDomain:
     ) -> np.ndarray:
         """Projection of theta0 onto {theta in Theta : S_k - 1/2 Q_k theta <= level for all k}."""
         K, M = Q.shape
-        scale = _scale(S, Q)
+        scale = cut_scale(S, Q)
         cuts = sp.csc_matrix(-0.5 * Q / scale)
         blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
         x, _ = _solve(sp.identity(M, format="csc"), -theta0, blocks)
@@ -255,7 +255,7 @@ def _quadratic_constraint(d: np.ndarray, c: np.ndarray, r: float, n_vars: int):
     return A.tocsc(), b, clarabel.SecondOrderConeT(M + 2)
 
 
-def _scale(S: np.ndarray, Q: np.ndarray) -> float:
+def cut_scale(S: np.ndarray, Q: np.ndarray) -> float:
     """Cuts are divided by a common scale so the solver sees O(1) numbers."""
     return float(max(np.abs(S).max(), 0.5 * np.abs(Q).max(), 1e-300))
 

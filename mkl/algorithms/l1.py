@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from .domains import Simplex, SubproblemError
-from .wrapper import Oracle, Point, WrapperMKL, dual_bound, relative_gap
+from .domains import Simplex, SubproblemError, cut_scale
+from .wrapper import Oracle, Point, WrapperMKL, record_cut
 
 
 class SimpleMKL(WrapperMKL):
@@ -135,23 +135,14 @@ class _CuttingPlaneMKL(WrapperMKL):
     def _domain(self):
         return Simplex()
 
-    def _start(self, oracle, pt):
-        return {"S": [], "Q": []}
-
-    def _add_cut(self, oracle, state, pt):
-        state["S"].append(float(pt.sol.alpha.sum()))
-        state["Q"].append(oracle.q(pt))
-
     def _model_minimum(self, state):
         return state["domain"].minimise_model(np.array(state["S"]), np.array(state["Q"]))
 
     def _gap(self, oracle, state, pt):
-        self._add_cut(oracle, state, pt)
-        lower, theta = self._model_minimum(state)
-        state["model_theta"] = theta
-        dual = dual_bound(pt, state["Q"][-1], state["domain"])
-        state["lower"] = max(state.get("lower", -np.inf), lower, dual)
-        return relative_gap(state["best"].J, state["lower"])
+        record_cut(oracle, state, pt)
+        lower, state["model_theta"] = self._model_minimum(state)
+        state["lower"] = max(state.get("lower", -np.inf), lower)
+        return super()._gap(oracle, state, pt)  # adds the dual bound D(alpha)
 
 
 class SILP(_CuttingPlaneMKL):
@@ -163,7 +154,7 @@ class SILP(_CuttingPlaneMKL):
     def _model_minimum(self, state):
         S, Q = np.array(state["S"]), np.array(state["Q"])
         K, M = Q.shape
-        scale = max(np.abs(S).max(), 0.5 * np.abs(Q).max(), 1e-300)
+        scale = cut_scale(S, Q)
         c = np.zeros(M + 1)
         c[M] = 1.0
         res = linprog(

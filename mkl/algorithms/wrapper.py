@@ -82,13 +82,21 @@ def dual_bound(pt: Point, q: np.ndarray, domain) -> float:
     return float(pt.sol.alpha.sum() - 0.5 * domain.support(q))
 
 
+def record_cut(oracle: Oracle, state: dict, pt: Point) -> None:
+    """Keep the cut J(theta) >= S - 1/2 q'theta that ``pt`` gives (S = 1'alpha),
+    in ``state["S"]`` and ``state["Q"]``, for cutting-plane and level methods."""
+    state.setdefault("S", []).append(float(pt.sol.alpha.sum()))
+    state.setdefault("Q", []).append(oracle.q(pt))
+
+
 def relative_gap(upper: float, lower: float) -> float:
     return max(0.0, (upper - lower) / max(abs(upper), 1e-300))
 
 
 class WrapperMKL(MKLClassifier):
     """Base of the alternating methods. Subclasses set the weight domain and
-    implement ``_start`` and ``_step``; the loop, history and stopping live here.
+    implement ``_step`` (and ``_gap`` where the bound differs); the loop,
+    history and stopping live here.
 
     Shared parameters: ``C`` (None: hard margin), ``tol`` (relative gap at
     which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance).
@@ -102,10 +110,6 @@ class WrapperMKL(MKLClassifier):
 
     def _domain(self):
         raise NotImplementedError
-
-    def _start(self, oracle: Oracle, pt: Point) -> dict:
-        """Method state after the first evaluation (uniform start)."""
-        return {}
 
     def _step(self, oracle: Oracle, state: dict, pt: Point) -> Point:
         """The method's weight update from ``pt``: returns the next evaluated point."""
@@ -127,7 +131,7 @@ class WrapperMKL(MKLClassifier):
         # the uniform start reuses the average kernel formed by input validation
         start_K = K_mean * (theta[0] * M) if np.all(theta == theta[0]) else None
         pt = oracle.evaluate(theta, start_K)
-        state = {"domain": domain, **self._start(oracle, pt)}
+        state = {"domain": domain}
         best = pt
         history = []
         converged = False
