@@ -36,6 +36,7 @@ class BinaryFit:
     converged: bool = True
     gap: float = 0.0  # relative duality or bound gap at the end
     history: list[dict] = field(default_factory=list)
+    spectral_ratio: float = float("nan")  # C(K) = tr K / ||K||_F of the learned kernel
 
 
 def as_kernel_array(K, name: str = "K") -> np.ndarray:
@@ -103,6 +104,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
 
+    def _prepare(self, K: np.ndarray, K_mean: np.ndarray):
+        """Label-independent work done once per fit and shared by the one-vs-rest
+        tasks (available to ``_fit_binary`` as ``self._shared``)."""
+        return None
+
     # ------------------------------------------------------------ checks
     def _check_params(self) -> None:
         C = getattr(self, "C", 1.0)
@@ -148,7 +154,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             tasks = [np.where(y == classes[1], 1, -1)]
         else:  # one-vs-rest
             tasks = [np.where(y == c, 1, -1) for c in classes]
-        fits = [self._fit_binary(K, t, K_mean) for t in tasks]
+        self._shared = self._prepare(K, K_mean)
+        try:
+            fits = [self._fit_binary(K, t, K_mean) for t in tasks]
+        finally:
+            del self._shared
         self.classes_ = classes
         self.n_kernels_ = K.shape[0]
         self.n_train_ = K.shape[1]
@@ -163,7 +173,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             arr = np.asarray(values, dtype=dtype)
             return arr[0] if binary else arr
 
-        weights = np.array([_threshold(f.weights) for f in fits])
+        weights = np.array([threshold_weights(f.weights) for f in fits])
         self.weights_ = pick(weights)
         self.dual_coef_ = pick([f.dual_coef for f in fits])
         self.intercept_ = pick([f.intercept for f in fits], float)
@@ -171,6 +181,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.gap_ = pick([f.gap for f in fits], float)
         self.n_iter_ = pick([f.n_iter for f in fits], int)
         self.n_selected_ = pick([(w > 0).sum() for w in weights], int)
+        self.spectral_ratio_ = pick([f.spectral_ratio for f in fits], float)
         self.converged_ = bool(all(f.converged for f in fits))
         self.history_ = fits[0].history if binary else [f.history for f in fits]
         if binary:
@@ -179,6 +190,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             self.gap_ = float(self.gap_)
             self.n_iter_ = int(self.n_iter_)
             self.n_selected_ = int(self.n_selected_)
+            self.spectral_ratio_ = float(self.spectral_ratio_)
 
     # ------------------------------------------------------------ predict
     def decision_function(self, K_test):
@@ -215,7 +227,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-def _threshold(w: np.ndarray) -> np.ndarray:
+def threshold_weights(w: np.ndarray) -> np.ndarray:
     """Weights below WEIGHT_THRESHOLD x max are reported as exactly zero."""
     w = np.asarray(w, dtype=np.float64).copy()
     top = w.max() if w.size else 0.0

@@ -126,6 +126,7 @@ def _fit_summary(est: MKLClassifier, seconds: float) -> dict:
         "gap": plain(est.gap_),
         "n_iter": plain(est.n_iter_),
         "n_selected": plain(est.n_selected_),
+        "spectral_ratio": plain(est.spectral_ratio_),
         "converged": bool(est.converged_),
         "seconds": seconds,
     }

@@ -324,3 +324,13 @@ def combine(K: np.ndarray, weights: Iterable[float], out: np.ndarray | None = No
         out[...] = res
         return out
     return res
+
+
+def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """v' K_m v for every kernel of the bank: one matrix-vector pass over the
+    flattened bank (in its own dtype), the gradient of every method that
+    weights kernels by how they score one coefficient vector (q_m of the
+    wrapper methods, d_r of EasyMKL and MEMO)."""
+    M, n, _ = K.shape
+    Kv = (K.reshape(M * n, n) @ np.asarray(v).astype(K.dtype, copy=False)).reshape(M, n)
+    return Kv.astype(np.float64) @ np.asarray(v, dtype=np.float64)

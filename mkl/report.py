@@ -28,6 +28,7 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
         row.update({m: rec["test"].get(m) for m in METRICS})
         row["n_selected"] = _scalar_mean(rec["fit"]["n_selected"])
+        row["spectral_ratio"] = _scalar_mean(rec["fit"].get("spectral_ratio", np.nan))
         row["n_kernels"] = rec["n_kernels"]
         row["seconds"] = rec["fit"]["seconds"]
         row["converged"] = rec["fit"]["converged"]
@@ -44,7 +45,7 @@ def _scalar_mean(v):
 
 def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Mean and std over splits per (dataset, algorithm), in the experiment's order."""
-    cols = [*METRICS, "n_selected", "seconds"]
+    cols = [*METRICS, "n_selected", "spectral_ratio", "seconds"]
     fits = fits.copy()
     for c in cols:
         fits[c] = pd.to_numeric(fits[c], errors="coerce")

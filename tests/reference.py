@@ -91,3 +91,29 @@ def smkl_f_lambda(K, y, C, lam):
     z = q / lam
     theta = np.exp(z - z.max())
     return prob.value, theta / theta.sum()
+
+
+def _gamma_constraints(g, y):
+    return [g >= 0, cp.sum(g[y > 0]) == 1, cp.sum(g[y < 0]) == 1]
+
+
+def komd(K, y, tol=1e-11):
+    """min_{gamma in Gamma} gamma' Y K Y gamma (the KOMD / squared-margin problem),
+    as a QP with its Hessian given directly (more accurate here than a cone form)."""
+    g = cp.Variable(len(y))
+    H = cp.psd_wrap((y[:, None] * K) * y[None, :])
+    prob = cp.Problem(cp.Minimize(cp.quad_form(g, H)), _gamma_constraints(g, y))
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value, g.value
+
+
+def max_margin_mkl(K, y):
+    """max_{mu in simplex} min_{gamma in Gamma} gamma' Y K_mu Y gamma, by its epigraph
+    form min_{gamma, t} t s.t. gamma' Y K_r Y gamma <= t; mu = the multipliers."""
+    g, t = cp.Variable(len(y)), cp.Variable()
+    quad = [cp.sum_squares(psd_factor(Km).T @ cp.multiply(g, y)) <= t for Km in K]
+    prob = cp.Problem(cp.Minimize(t), _gamma_constraints(g, y) + quad)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value, np.array([c.dual_value for c in quad]).ravel()

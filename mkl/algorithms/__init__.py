@@ -5,6 +5,7 @@ from .baselines import SingleBestKernel, SingleKernelSVM, UniformMKL
 from .gmkl import GMKL
 from .l1 import SILP, LevelMKL, SimpleMKL
 from .lp import LpAnalytic, LpCuttingPlane, LpNewton
+from .margin import MEMO, EasyMKL
 from .smkl import SMKL
 
 ALGORITHMS = {
@@ -19,6 +20,8 @@ ALGORITHMS = {
     "lp_analytic": LpAnalytic,
     "gmkl": GMKL,
     "smkl": SMKL,
+    "easymkl": EasyMKL,
+    "memo": MEMO,
 }
 
 __all__ = ["ALGORITHMS", *sorted(c.__name__ for c in ALGORITHMS.values())]

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from ..base import BinaryFit, MKLClassifier
+from ..kernels import spectral_ratio
 from ..svm import solve_svm_dual
 
 
@@ -46,6 +47,7 @@ class UniformMKL(MKLClassifier):
             objective=sol.objective,
             converged=sol.converged,
             history=[{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}],
+            spectral_ratio=spectral_ratio(K_mean),
         )
 
 
@@ -72,6 +74,7 @@ class SingleKernelSVM(MKLClassifier):
             objective=sol.objective,
             converged=sol.converged,
             history=[{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}],
+            spectral_ratio=spectral_ratio(K[m]),
         )
 
 
@@ -116,4 +119,5 @@ class SingleBestKernel(MKLClassifier):
             n_iter=M,
             converged=sol.converged,
             history=history,
+            spectral_ratio=spectral_ratio(K[best]),
         )

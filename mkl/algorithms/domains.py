@@ -64,7 +64,7 @@ class WeightDomain:
         c[M] = 1.0
         cuts = sp.csc_matrix(np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]))
         blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M + 1)]
-        x, z = _solve(sp.csc_matrix((M + 1, M + 1)), c, blocks)
+        x, z = solve_conic(sp.csc_matrix((M + 1, M + 1)), c, blocks)
         lam = np.maximum(z[:K], 0.0)
         if lam.sum() > 0:
             lam /= lam.sum()
@@ -81,7 +81,7 @@ class WeightDomain:
         scale = cut_scale(S, Q)
         cuts = sp.csc_matrix(-0.5 * Q / scale)
         blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
-        x, _ = _solve(sp.identity(M, format="csc"), -theta0, blocks)
+        x, _ = solve_conic(sp.identity(M, format="csc"), -theta0, blocks)
         return self._clean(x)
 
     def _clean(self, theta: np.ndarray) -> np.ndarray:
@@ -268,7 +268,7 @@ _INFEASIBLE = {
 }
 
 
-def _solve(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
+def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     """Primal x and dual z of min 1/2 x'Px + c'x s.t. A x + s = b, s in K.
 
     Near convergence hundreds of nearly parallel cuts make the KKT systems

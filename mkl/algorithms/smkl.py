@@ -45,7 +45,7 @@ from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
-from ..kernels import combine
+from ..kernels import combine, spectral_ratio
 from ..svm import solve_svm_dual
 
 
@@ -154,7 +154,8 @@ class SMKL(MKLClassifier):
             )
         f_best, alpha_best, weights = best
         self.smoothing_, self.lipschitz_ = float(lam), float(L)
-        sol = solve_svm_dual(combine(K, weights), y, C)  # the final classifier
+        K_final = combine(K, weights)
+        sol = solve_svm_dual(K_final, y, C)  # the final classifier
         return BinaryFit(
             weights=weights,
             dual_coef=sol.dual_coef,
@@ -164,4 +165,5 @@ class SMKL(MKLClassifier):
             converged=converged,
             gap=history[-1]["gap"],
             history=history,
+            spectral_ratio=spectral_ratio(K_final),
         )

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
-from ..kernels import combine
+from ..kernels import combine, quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
 
 
@@ -70,10 +70,7 @@ class Oracle:
         """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
         if pt._q is None:
             self.passes += 1
-            M, n, _ = self.K.shape
-            b = pt.sol.dual_coef.astype(self.K.dtype, copy=False)
-            Kb = (self.K.reshape(M * n, n) @ b).reshape(M, n)
-            pt._q = np.maximum(Kb.astype(np.float64) @ pt.sol.dual_coef, 0.0)
+            pt._q = np.maximum(quadratic_forms(self.K, pt.sol.dual_coef), 0.0)
         return pt._q
 
 
@@ -178,4 +175,5 @@ class WrapperMKL(MKLClassifier):
             converged=converged,
             gap=history[-1]["gap"],
             history=history,
+            spectral_ratio=spectral_ratio(best.K),
         )

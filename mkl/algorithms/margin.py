@@ -1,0 +1,374 @@
+"""Margin-and-complexity MKL: EasyMKL (Aiolli & Donini, Neurocomputing 2015) and
+MEMO (Lauriola, Polato & Aiolli, ESANN 2018).
+
+Both score the kernels of a bank by the distance between the class convex hulls
+in feature space. With Y = diag(y) and
+
+    Gamma = {gamma >= 0 : sum_{i: y_i = +1} gamma_i = sum_{i: y_i = -1} gamma_i = 1},
+
+the squared margin of a kernel K is the value of the KOMD problem
+
+    rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma                  (MEMO, eq. 3)
+
+(the squared distance between the hulls; 2/rho is the hard-margin SVM's dual
+optimum). ``komd_margin`` solves it, and
+
+* :class:`EasyMKL` solves it once, on (1 - lam) sum_r K_r + lam I, and weights
+  kernel r by d_r = gamma' Y K_r Y gamma;
+* :class:`MEMO` maximises rho(K_mu) + theta/2 mu'Q mu over mu = softmax(beta)
+  (eq. 2), trading the margin against the spectral ratio of K_mu (eq. 1).
+
+The margin problem is the hot loop. It is solved as the hard-margin SVM dual by
+libsvm: for alpha* the SVM's multipliers, gamma* = alpha* divided by each
+class's sum of alpha* (the two sums are equal since y'alpha* = 0). Measured at
+n = 1000: 11 ms against 6 ms for a soft-margin SVC fit, and 1e-11 relative
+against CVXPY at n = 100. When the hulls intersect (hard margin infeasible),
+the QP is solved by Clarabel instead. Every solve reports its Frank-Wolfe
+duality gap, exact for this convex QP.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from dataclasses import dataclass
+
+import clarabel
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import softmax
+from sklearn.exceptions import ConvergenceWarning
+
+from ..base import BinaryFit, MKLClassifier, threshold_weights
+from ..kernels import combine, quadratic_forms, spectral_ratio
+from ..svm import SVMSolution, solve_svm_dual
+from .domains import solve_conic
+
+
+@dataclass
+class Margin:
+    """Solution of min_{gamma in Gamma} gamma' Y K Y gamma."""
+
+    gamma: np.ndarray  # (n,) in Gamma
+    coef: np.ndarray  # y * gamma: the kernels' scores are d_r = coef' K_r coef
+    value: float  # rho = gamma' Y K Y gamma, the squared distance between the class hulls
+    gap: float  # relative Frank-Wolfe duality gap, an upper bound on (value - rho*) / value
+    svm: SVMSolution | None  # the hard-margin SVM it came from (None: Clarabel path)
+
+
+def _margin_from_gamma(K: np.ndarray, y: np.ndarray, gamma: np.ndarray, svm) -> Margin:
+    v = y * gamma
+    Kv = K @ v
+    value = float(v @ Kv)
+    # Frank-Wolfe gap of the convex QP: grad = 2 Y K Y gamma, and the linear
+    # minimiser over Gamma puts all mass on the smallest gradient entry of each class
+    grad = 2.0 * y * Kv
+    gap = float(grad @ gamma - grad[y > 0].min() - grad[y < 0].min())
+    return Margin(gamma, v, value, max(gap, 0.0) / max(abs(value), 1e-300), svm)
+
+
+def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-6) -> Margin:
+    """rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma for a PSD kernel ``K`` (n, n)
+    and labels ``y`` in {-1, +1} (KOMD; MEMO eq. 3). ``tol`` is libsvm's tolerance."""
+    y = np.asarray(y, dtype=np.float64)
+    sol = solve_svm_dual(K, y, C=None, tol=tol)
+    if not sol.at_bound:
+        a = sol.alpha
+        pos, neg = a[y > 0].sum(), a[y < 0].sum()
+        if pos > 0 and neg > 0:
+            gamma = np.where(y > 0, a / pos, a / neg)
+            return _margin_from_gamma(K, y, gamma, sol)
+    return _margin_by_clarabel(K, y)
+
+
+def _margin_by_clarabel(K: np.ndarray, y: np.ndarray) -> Margin:
+    """The same QP by an interior-point method, for classes whose hulls intersect
+    (rho = 0, no hard-margin SVM): min gamma'(Y K Y)gamma, A gamma = 1, gamma >= 0."""
+    n = len(y)
+    H = (y[:, None] * K) * y[None, :]
+    scale = max(float(np.abs(np.diag(H)).max()), 1e-300)
+    A_eq = sp.csc_matrix(np.vstack([(y > 0), (y < 0)]).astype(float))
+    blocks = [
+        (A_eq, np.ones(2), clarabel.ZeroConeT(2)),
+        (-sp.identity(n, format="csc"), np.zeros(n), clarabel.NonnegativeConeT(n)),
+    ]
+    x, _ = solve_conic(sp.csc_matrix(2.0 * H / scale), np.zeros(n), blocks)
+    gamma = np.maximum(x, 0.0)
+    gamma = np.where(y > 0, gamma / gamma[y > 0].sum(), gamma / gamma[y < 0].sum())
+    return _margin_from_gamma(K, y, gamma, None)
+
+
+def _check_unit_interval(name: str, value) -> None:
+    if not (isinstance(value, numbers.Real) and 0.0 <= value <= 1.0):
+        raise ValueError(f"{name} must be a number in [0, 1], got {name}={value!r}")
+
+
+class EasyMKL(MKLClassifier):
+    """EasyMKL (Aiolli & Donini 2015): one KOMD solve on the sum kernel.
+
+    With trace-normalised kernels K~_r = K_r / tr K_r and K = sum_r K~_r:
+
+      1. gamma* = argmin_{gamma in Gamma} (1 - lam) gamma'YKYgamma + lam ||gamma||^2
+         (the KOMD problem on the kernel (1 - lam) K + lam I),
+      2. eta_r = d_r / sum_s d_s with d_r = gamma*' Y K~_r Y gamma*,
+      3. the base learner (an SVM, hard margin by default as in Lauriola et al.
+         2018) on sum_r eta_r K~_r.
+
+    ``weights_`` are expressed on the bank as given: w_r proportional to
+    eta_r / tr K_r, normalised to sum 1 (equal to eta when the traces are equal,
+    as for unit-trace or unit-diagonal banks; a positive rescaling of the
+    combined kernel, which leaves a hard-margin SVM's predictions unchanged).
+    ``objective_`` is the KOMD value and ``gap_`` its relative duality gap.
+
+    Parameters
+    ----------
+    lam : float in [0, 1], the KOMD regularisation (0: pure margin, 1: centroids).
+    C : float or None, the base SVM's soft-margin parameter (None: hard margin).
+    tol : float, libsvm's tolerance for the margin problem.
+    svm_tol : float, libsvm's tolerance for the final SVM.
+    """
+
+    def __init__(self, lam=0.1, C=None, tol=1e-6, svm_tol=1e-3):
+        self.lam = lam
+        self.C = C
+        self.tol = tol
+        self.svm_tol = svm_tol
+
+    def _check_params(self):
+        super()._check_params()
+        _check_unit_interval("lam", self.lam)
+
+    def _prepare(self, K, K_mean):
+        traces = np.einsum("mii->m", K).astype(np.float64)
+        if not np.all(traces > 0):
+            m = int(np.flatnonzero(~(traces > 0))[0])
+            raise ValueError(
+                f"EasyMKL needs kernels with positive trace; K[{m}] has trace {traces[m]:g}"
+            )
+        return traces
+
+    def _fit_binary(self, K, y, K_mean):
+        t0 = time.perf_counter()
+        M, n, _ = K.shape
+        traces = self._shared
+        # sum of the trace-normalised kernels; the validation pass's average
+        # kernel serves when the traces are equal (unit-trace/unit-diagonal banks)
+        if np.allclose(traces, traces[0], rtol=1e-10):
+            K_sum = K_mean * (M / traces[0])
+        else:
+            K_sum = combine(K, 1.0 / traces)
+        K_komd = (1.0 - self.lam) * K_sum
+        K_komd[np.diag_indices(n)] += self.lam
+        margin = komd_margin(K_komd, y, self.tol)  # step 1
+        d = np.maximum(quadratic_forms(K, margin.coef) / traces, 0.0)  # step 2
+        if not d.sum() > 0:
+            raise ValueError("EasyMKL: every kernel gives the margin vector a zero score")
+        eta = d / d.sum()
+        weights = eta / traces
+        weights /= weights.sum()
+        K_final = combine(K, weights)  # step 3
+        sol = solve_svm_dual(K_final, y, self.C, self.svm_tol)
+        history = [
+            {
+                "objective": margin.value,
+                "gap": margin.gap,
+                "margin_solver": "libsvm" if margin.svm is not None else "clarabel",
+                "svm_solves": 2,
+                "passes": 3,
+                "seconds": time.perf_counter() - t0,
+            }
+        ]
+        return BinaryFit(
+            weights=weights,
+            dual_coef=sol.dual_coef,
+            intercept=sol.bias,
+            objective=margin.value,
+            converged=sol.converged,
+            gap=margin.gap,
+            history=history,
+            spectral_ratio=spectral_ratio(K_final),
+        )
+
+
+class MEMO(MKLClassifier):
+    """MEMO, Minimum Effort Maximum Output MKL (Lauriola, Polato & Aiolli 2018).
+
+    Maximises over beta, with mu = softmax(beta) and K_mu = sum_r mu_r K_r,
+
+        Psi(beta) = rho(K_mu) + theta/2 mu'Q mu,   Q_rs = <K_r, K_s>_F        (eq. 2)
+
+    where rho is the squared margin (eq. 3): for normalised kernels the trace of
+    K_mu is constant, so a large ||K_mu||_F^2 = mu'Q mu is a small spectral
+    ratio (eq. 1), a simpler kernel. Q is divided by the mean of its diagonal
+    (as in the authors' MKLpy), which makes theta independent of n.
+
+    Each iteration (Section 3): solve (3) at the current beta, take the gradient
+    with gamma held constant (exact by Danskin's theorem when gamma is unique),
+
+        g_r = gamma'Y K_r Y gamma + theta mu'Q_r,
+
+    and step beta <- beta + eta g: on mu this is the exponentiated-gradient
+    (mirror ascent) step on the simplex. eta comes from a backtracking line
+    search: Armijo's condition along g, each search starting from the last
+    accepted step, doubled when that step was accepted at its first trial (in
+    steady state an iteration costs about 1.5 margin solves and 2.5 passes).
+
+    Stops after ``max_iter`` iterations or when an accepted step improves Psi
+    by less than ``tol`` (relative), the paper's rules, or when the relative
+    Frank-Wolfe gap (max_r g_r - mu'g) / Psi falls below ``tol``. That gap is
+    what the best point of the simplex would add to the locally-constant-gamma
+    objective; for theta = 0 it is the duality gap of the convex max-margin
+    problem. It is first order, so it closes more slowly than the objective:
+    the paper's improvement rule usually stops first, and ``gap_`` reports
+    where the gap stood.
+
+    ``history_`` has Psi, the margin, mu'Q mu, the gap, the improvement, the
+    step and the counters per iteration; ``objective_`` is the last (best)
+    Psi. Softmax weights are never exactly zero: those below 1e-6 of the
+    largest are set to zero, and the classifier, the base learner (a
+    hard-margin SVM by default, as in the paper), is trained on the reported
+    weights.
+
+    Parameters
+    ----------
+    theta : float >= 0, weight of the complexity term (0: pure margin maximisation).
+    C : float or None, the base SVM's soft-margin parameter (None: hard margin).
+    tol : float, relative improvement / gap at which to stop.
+    max_iter : int, iterations (accepted steps).
+    margin_tol : float, libsvm's tolerance for the margin problem.
+    svm_tol : float, libsvm's tolerance for a soft-margin final SVM.
+    """
+
+    ARMIJO = 1e-4  # sufficient-increase constant of the line search
+    MAX_HALVINGS = 40
+
+    def __init__(self, theta=0.0, C=None, tol=1e-4, max_iter=100, margin_tol=1e-6, svm_tol=1e-3):
+        self.theta = theta
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.margin_tol = margin_tol
+        self.svm_tol = svm_tol
+
+    def _check_params(self):
+        super()._check_params()
+        t = self.theta
+        if not (isinstance(t, numbers.Real) and np.isfinite(t) and t >= 0):
+            raise ValueError(f"theta must be a finite number >= 0, got theta={t!r}")
+
+    def _prepare(self, K, K_mean):
+        """Q_rs = <K_r, K_s>_F (one product of the flattened bank with itself),
+        scaled by its mean diagonal."""
+        if self.theta == 0:
+            return None
+        flat = K.reshape(K.shape[0], -1)
+        Q = (flat @ flat.T).astype(np.float64)
+        Q = (Q + Q.T) / 2
+        scale = float(np.mean(np.diag(Q)))
+        if not scale > 0:
+            raise ValueError("MEMO: the kernels are all zero")
+        return Q / scale
+
+    def _fit_binary(self, K, y, K_mean):
+        t0 = time.perf_counter()
+        M = K.shape[0]
+        Q = self._shared
+        counters = {"margin_solves": 0, "passes": 0}
+
+        def evaluate(beta, K_mu=None):
+            mu = softmax(beta)
+            if K_mu is None:
+                K_mu = combine(K, mu)
+                counters["passes"] += 1
+            margin = komd_margin(K_mu, y, self.margin_tol)
+            counters["margin_solves"] += 1
+            complexity = float(mu @ Q @ mu) if Q is not None else 0.0
+            return {
+                "beta": beta,
+                "mu": mu,
+                "K": K_mu,
+                "margin": margin,
+                "complexity": complexity,
+                "psi": margin.value + 0.5 * self.theta * complexity,  # eq. (2)
+            }
+
+        pt = evaluate(np.zeros(M), K_mean)  # beta = 0: the uniform combination
+        history = []
+        converged = False
+        step = improvement = None
+        grow = False
+        for it in range(1, self.max_iter + 1):
+            d = quadratic_forms(K, pt["margin"].coef)  # gamma' Y K_r Y gamma: one pass
+            counters["passes"] += 1
+            g = d if Q is None else d + self.theta * (Q @ pt["mu"])  # dPsi/dmu_r
+            mean_g = float(pt["mu"] @ g)
+            gap = (float(g.max()) - mean_g) / max(abs(pt["psi"]), 1e-300)
+            history.append(
+                {
+                    "iteration": it,
+                    "objective": pt["psi"],
+                    "margin": pt["margin"].value,
+                    "complexity": pt["complexity"],
+                    "gap": gap,
+                    "improvement": np.nan if improvement is None else improvement,
+                    "step": np.nan if step is None else step,
+                    **counters,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
+            if gap <= self.tol or (improvement is not None and improvement < self.tol):
+                converged = True
+                break
+            if it == self.max_iter:
+                break
+            # backtracking line search along beta + eta (g - mu'g)
+            direction = g - mean_g
+            slope = float(pt["mu"] @ direction**2)  # dPsi/deta at eta = 0
+            if step is None:  # first step: beta moves by at most 1
+                eta = 1.0 / max(float(np.ptp(g)), 1e-300)
+            else:  # the last step, doubled if it was accepted at its first trial
+                eta = 2.0 * step if grow else step
+            new = None
+            for attempt in range(self.MAX_HALVINGS):
+                trial = evaluate(pt["beta"] + eta * direction)
+                if trial["psi"] >= pt["psi"] + self.ARMIJO * eta * slope:
+                    new, grow = trial, attempt == 0
+                    break
+                eta /= 2.0
+            if new is None:  # no ascent step: stationary to the margin solver's precision
+                converged = True
+                break
+            improvement = (new["psi"] - pt["psi"]) / max(abs(pt["psi"]), 1e-300)
+            pt, step = new, eta
+        if not converged:
+            warnings.warn(
+                f"MEMO stopped at max_iter={self.max_iter} with relative gap "
+                f"{history[-1]['gap']:.3g} > tol={self.tol}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        # softmax weights are never exactly zero; the classifier is trained on the
+        # weights as reported, with negligible ones set to zero
+        mu, K_mu, margin = pt["mu"], pt["K"], pt["margin"]
+        reported = threshold_weights(mu)
+        if np.any(reported != mu):
+            mu = reported / reported.sum()
+            K_mu = combine(K, mu)
+        if self.C is None and K_mu is pt["K"] and margin.svm is not None:
+            sol = margin.svm  # the last margin solve was the hard-margin SVM on K_mu
+        else:
+            sol = solve_svm_dual(
+                K_mu, y, self.C, self.margin_tol if self.C is None else self.svm_tol
+            )
+        return BinaryFit(
+            weights=mu,
+            dual_coef=sol.dual_coef,
+            intercept=sol.bias,
+            objective=pt["psi"],
+            n_iter=len(history),
+            converged=converged,
+            gap=history[-1]["gap"],
+            history=history,
+            spectral_ratio=spectral_ratio(K_mu),
+        )

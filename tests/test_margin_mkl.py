@@ -1,0 +1,215 @@
+"""EasyMKL and MEMO (mkl/algorithms/margin.py) against independent CVXPY solutions."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.preprocessing import MinMaxScaler
+
+import mkl
+from mkl.algorithms.margin import _margin_by_clarabel, komd_margin
+from mkl.kernels import KernelSpec, compute_bank, spectral_ratio
+
+from .conftest import random_problem
+from .reference import komd, max_margin_mkl
+
+
+def hpk_bank(X, degrees=range(1, 21)):
+    """The MEMO paper's bank: normalised homogeneous polynomial kernels + identity."""
+    specs = [KernelSpec("homogeneous_polynomial", d, -1, "unit_diagonal") for d in degrees]
+    specs.append(KernelSpec("identity", None, -1, "unit_diagonal"))
+    K, _, _ = compute_bank(specs, X)
+    return K
+
+
+@pytest.fixture(scope="module")
+def breast_cancer_bank():
+    X, y = load_breast_cancer(return_X_y=True)
+    idx = np.random.default_rng(0).choice(len(y), 120, replace=False)
+    X = MinMaxScaler().fit_transform(X[idx])
+    return hpk_bank(X), np.where(y[idx] == 1, 1, -1)
+
+
+# --------------------------------------------------------------------- margin QP
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("lam", [0.0, 0.1, 0.9])
+def test_komd_margin_matches_cvxpy(seed, lam):
+    _, y, K = random_problem(np.random.default_rng(seed), n=30, M=3)
+    K_komd = (1 - lam) * K.sum(0) + lam * np.eye(len(y))
+    ref_value, ref_gamma = komd(K_komd, y)
+    got = komd_margin(K_komd, y, tol=1e-8)
+    assert got.svm is not None  # separable: the hard-margin SVM path
+    assert got.value == pytest.approx(ref_value, rel=1e-5)
+    assert np.allclose(got.gamma, ref_gamma, atol=1e-5)
+    assert got.gap < 1e-5
+    assert np.all(got.gamma >= 0)
+    assert got.gamma[y > 0].sum() == pytest.approx(1) and got.gamma[y < 0].sum() == pytest.approx(1)
+
+
+def test_intersecting_hulls_fall_back_to_the_interior_point_solver(rng):
+    n = 30
+    X = rng.normal(size=(n, 2))
+    y = np.where(rng.random(n) > 0.5, 1, -1)  # labels unrelated to X: hulls intersect
+    K = X @ X.T
+    got = komd_margin(K, y, tol=1e-8)
+    assert got.svm is None
+    ref_value, _ = komd(K, y, tol=1e-8)  # value 0: no relative accuracy to ask for
+    assert got.value == pytest.approx(ref_value, abs=1e-7)
+    same = _margin_by_clarabel(K + np.eye(n), y)
+    ref_value, ref_gamma = komd(K + np.eye(n), y)
+    assert same.value == pytest.approx(ref_value, rel=1e-5)
+    assert np.allclose(same.gamma, ref_gamma, atol=1e-5)
+
+
+# --------------------------------------------------------------------- EasyMKL
+@pytest.mark.parametrize("lam", [0.0, 0.1, 0.5, 1.0])
+def test_easymkl_matches_its_definition_solved_by_cvxpy(lam):
+    _, y, K = random_problem(np.random.default_rng(3), n=30, M=4)
+    K = K / np.trace(K, axis1=1, axis2=2)[:, None, None]  # trace-normalised
+    est = mkl.make_estimator("easymkl", lam=lam, tol=1e-8).fit(K, y)
+    ref_value, gamma = komd((1 - lam) * K.sum(0) + lam * np.eye(len(y)), y)
+    d = np.array([(y * gamma) @ Km @ (y * gamma) for Km in K])
+    assert est.objective_ == pytest.approx(ref_value, rel=1e-5)
+    assert np.allclose(est.weights_, d / d.sum(), atol=1e-5)
+    assert est.gap_ < 1e-5
+
+
+def test_easymkl_is_invariant_to_the_scale_of_each_kernel(breast_cancer_bank):
+    K, y = breast_cancer_bank
+    base = mkl.make_estimator("easymkl", lam=0.1).fit(K, y)
+    c = np.linspace(0.5, 3.0, K.shape[0])
+    scaled = mkl.make_estimator("easymkl", lam=0.1).fit(K * c[:, None, None], y)
+    expected = base.weights_ / c
+    assert np.allclose(scaled.weights_, expected / expected.sum(), rtol=1e-5, atol=1e-9)
+    assert np.array_equal(scaled.predict(K * c[:, None, None]), base.predict(K))
+
+
+def test_easymkl_lambda_one_weights_follow_the_centroid_distance(breast_cancer_bank):
+    """lam = 1: gamma is uniform within each class, so d_r is the squared distance
+    between the class centroids in kernel r's feature space."""
+    K, y = breast_cancer_bank
+    est = mkl.make_estimator("easymkl", lam=1.0).fit(K, y)
+    v = np.where(y > 0, 1 / (y > 0).sum(), -1 / (y < 0).sum())
+    d = np.einsum("i,mij,j->m", v, K, v)
+    assert np.allclose(est.weights_, d / d.sum(), atol=1e-6)
+
+
+# --------------------------------------------------------------------- MEMO
+def test_memo_theta_zero_reaches_the_maximum_margin(rng):
+    """theta = 0 is the convex max-margin MKL problem max_mu rho(K_mu) =
+    min_gamma max_r gamma'Y K_r Y gamma; the Frank-Wolfe gap certifies it."""
+    _, y, K = random_problem(rng, n=30, M=4)
+    K = np.concatenate([K, np.eye(30)[None]])
+    est = mkl.make_estimator("memo", theta=0.0, tol=1e-7, max_iter=3000).fit(K, y)
+    ref_value, ref_mu = max_margin_mkl(K, y)
+    assert est.converged_
+    assert est.objective_ <= ref_value * (1 + 1e-7)  # weak duality
+    assert est.objective_ == pytest.approx(ref_value, rel=1e-5)
+    # the Frank-Wolfe gap is first order: it bounds the suboptimality loosely
+    assert (ref_value - est.objective_) / ref_value <= est.gap_ <= 1e-3
+    assert np.allclose(est.weights_, ref_mu, atol=1e-2)
+
+
+def test_memo_returned_weights_admit_no_ascent_direction(breast_cancer_bank):
+    """At the returned weights, with gamma re-solved and held constant, no point of
+    the simplex improves Psi by more than the reported gap, and that gap is small."""
+    K, y = breast_cancer_bank
+    for theta in (0.0, 0.01):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # max_iter may be reached before tol=1e-8
+            est = mkl.make_estimator("memo", theta=theta, tol=1e-8, max_iter=300).fit(K, y)
+        mu = est.weights_
+        K_mu = np.tensordot(mu, K, axes=1)
+        v = komd_margin(K_mu, y, 1e-8).coef
+        g = np.einsum("i,mij,j->m", v, K, v)
+        if theta:
+            flat = K.reshape(len(K), -1)
+            Q = flat @ flat.T
+            g = g + theta * Q @ mu / np.mean(np.diag(Q))
+        assert (g.max() - mu @ g) / est.objective_ == pytest.approx(est.gap_, rel=1e-2, abs=1e-6)
+        assert est.gap_ <= 1e-2
+
+
+def test_memo_history_ascends_and_counts_the_work(breast_cancer_bank):
+    K, y = breast_cancer_bank
+    est = mkl.make_estimator("memo", theta=0.0, tol=1e-8, max_iter=40)
+    with pytest.warns(Warning, match="max_iter=40"):
+        est.fit(K, y)
+    psi = [h["objective"] for h in est.history_]
+    assert all(b >= a for a, b in zip(psi, psi[1:]))
+    assert est.objective_ == psi[-1]
+    gaps = [h["gap"] for h in est.history_]
+    assert gaps[-1] < gaps[0] / 10
+    last = est.history_[-1]
+    # the cost model: one pass for the scores d_r per iteration, one pass and one
+    # margin solve per line-search trial (the start reuses the average kernel)
+    assert last["passes"] == len(psi) + last["margin_solves"] - 1
+    assert last["margin_solves"] <= 2 * len(psi)
+    assert not est.converged_
+
+
+def test_memo_larger_theta_moves_weight_to_low_degrees(breast_cancer_bank):
+    """The paper's Figure 1 (left): the mean degree under mu decreases with theta."""
+    K, y = breast_cancer_bank
+    degree = np.append(np.arange(1, 21), 21.0)  # identity: the most expressive
+    mean_degree = []
+    for theta in (0.0, 1e-3, 1e-2, 1e-1, 1.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = mkl.make_estimator("memo", theta=theta, max_iter=200).fit(K, y)
+        mean_degree.append(est.weights_ @ degree)
+        assert np.all(est.weights_ >= 0) and est.weights_.sum() == pytest.approx(1)
+    assert all(b <= a + 1e-9 for a, b in zip(mean_degree, mean_degree[1:]))
+    assert mean_degree[0] > 10 and mean_degree[-1] < 2
+
+
+def test_memo_and_easymkl_one_vs_rest_and_spectral_ratio():
+    X, y = load_iris(return_X_y=True)
+    specs = [KernelSpec("homogeneous_polynomial", d, -1, "unit_diagonal") for d in range(1, 6)]
+    specs.append(KernelSpec("identity", None, -1, "unit_diagonal"))
+    train = np.arange(150) % 3 != 0
+    scaler = MinMaxScaler().fit(X[train])
+    K, K_test, _ = compute_bank(specs, scaler.transform(X[train]), scaler.transform(X[~train]))
+    y, y_test = y[train], y[~train]
+    for name, params in (("memo", {"theta": 0.1}), ("easymkl", {"lam": 0.9})):
+        est = mkl.make_estimator(name, **params).fit(K, y)
+        assert est.weights_.shape == (3, 6)
+        assert np.allclose(est.weights_.sum(1), 1) and np.all(est.weights_ >= 0)
+        assert (est.predict(K_test) == y_test).mean() >= 0.8
+        for w, sr in zip(est.weights_, est.spectral_ratio_):
+            assert sr == pytest.approx(spectral_ratio(np.tensordot(w, K, axes=1)), rel=1e-5)
+            assert 1 <= sr <= np.sqrt(len(y))
+
+
+def test_hard_margin_final_svm_is_the_margin_solution(breast_cancer_bank):
+    """MEMO's hard-margin classifier reuses its last margin solve: the decision
+    function equals a fresh hard-margin SVM on the learned kernel."""
+    K, y = breast_cancer_bank
+    est = mkl.make_estimator("memo", theta=0.01).fit(K, y)
+    fresh = mkl.make_estimator("linear", C=None, kernel_index=0, tol=1e-6)
+    K_mu = np.tensordot(est.weights_, K, axes=1)[None]
+    fresh.fit(K_mu, y)
+    assert np.allclose(est.decision_function(K), fresh.decision_function(K_mu), atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "name, params, message",
+    [
+        ("easymkl", {"lam": 1.5}, "lam must be a number in"),
+        ("easymkl", {"lam": -0.1}, "lam must be a number in"),
+        ("memo", {"theta": -1.0}, "theta must be a finite number"),
+        ("memo", {"theta": float("nan")}, "theta must be a finite number"),
+    ],
+)
+def test_bad_hyperparameters_are_named(problem, name, params, message):
+    _, y, K = problem
+    with pytest.raises(ValueError, match=message):
+        mkl.make_estimator(name, **params).fit(K, y)
+
+
+def test_easymkl_refuses_a_zero_trace_kernel(problem):
+    _, y, K = problem
+    K = np.concatenate([K, np.zeros_like(K[:1])])
+    with pytest.raises(ValueError, match=r"K\[4\] has trace 0"):
+        mkl.make_estimator("easymkl").fit(K, y)
