@@ -12,7 +12,11 @@ Hard margin (``C=None``) is solved as a C-SVM with a box so large that no
 multiplier reaches it: the box is scaled with the kernel's diagonal
 (``HARD_MARGIN_C / mean diag K``) because alpha scales inversely with K. If a
 multiplier does reach it the data are not separable in that kernel, and
-``SVMSolution.at_bound`` says so.
+``SVMSolution.at_bound`` says so. With such a box libsvm needs up to 1e5 n
+iterations (50 s at n = 1000) on classes that overlap, so hard-margin solves
+stop after ``HARD_MARGIN_MAX_ITER_PER_POINT`` x n iterations (separable
+problems take 3-5 n, nearly touching classes a few hundred n) and report
+``converged=False``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 HARD_MARGIN_C = 1e6
+HARD_MARGIN_MAX_ITER_PER_POINT = 1000
 
 
 @dataclass
@@ -54,6 +59,8 @@ def solve_svm_dual(
         if not scale > 0:
             scale = float(np.max(np.abs(K))) or 1.0
         C_used = HARD_MARGIN_C / scale
+        if max_iter == -1:
+            max_iter = HARD_MARGIN_MAX_ITER_PER_POINT * n
     else:
         C_used = float(C)
     K = np.ascontiguousarray(K, dtype=np.float64)  # no copy when already so
