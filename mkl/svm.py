@@ -39,7 +39,7 @@ class SVMSolution:
     bias: float  # decision(x) = sum_i alpha_i y_i k(x_i, x) + bias
     objective: float  # dual value 1'alpha - 1/2 (alpha y)'K(alpha y)
     C: float  # box actually used (finite also for hard margin)
-    at_bound: bool  # hard margin only: some alpha hit the box (not separable)
+    at_bound: bool  # hard margin only: not separable (an alpha hit the box, or the cap)
     converged: bool  # libsvm stopped on its tolerance, not its iteration cap
 
 
@@ -76,7 +76,9 @@ def solve_svm_dual(
     np.clip(alpha, 0.0, C_used, out=alpha)
     beta = alpha * y
     objective = float(alpha.sum() - 0.5 * beta @ (K @ beta))
-    at_bound = C is None and bool(np.any(alpha >= C_used * (1 - 1e-8)))
+    # hard margin: a multiplier at the box, or libsvm stopped at its iteration
+    # cap without finding the separating solution, means "not separable"
+    at_bound = C is None and (bool(np.any(alpha >= C_used * (1 - 1e-8))) or not converged)
     return SVMSolution(
         alpha=alpha,
         dual_coef=beta,
