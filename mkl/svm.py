@@ -15,8 +15,8 @@ multiplier does reach it the data are not separable in that kernel, and
 ``SVMSolution.at_bound`` says so. With such a box libsvm needs up to 1e5 n
 iterations (50 s at n = 1000) on classes that overlap, so hard-margin solves
 stop after ``HARD_MARGIN_MAX_ITER_PER_POINT`` x n iterations (separable
-problems take 3-5 n, nearly touching classes a few hundred n) and report
-``converged=False``.
+problems take 3-5 n; classes whose hulls nearly touch can take a few hundred
+n, and are then reported as not separable) and report ``converged=False``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 HARD_MARGIN_C = 1e6
-HARD_MARGIN_MAX_ITER_PER_POINT = 1000
+HARD_MARGIN_MAX_ITER_PER_POINT = 200
 
 
 @dataclass

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.workflow
 
 TINY = {
     "name": "tiny",
-    "description": "two datasets, two splits, a five-kernel bank",
+    "description": "two datasets, two splits, a four-kernel bank",
     "datasets": ["gmkl_toy1", "sonar"],
     "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 3, "seed": 1},
     "kernels": {
@@ -31,6 +31,8 @@ TINY = {
         "uniform": {"exclude": {"family": "linear"}, "grid": {"C": [1, 100]}},
         "single_best": {"params": {"cv": 2}, "grid": {"C": [10]}},
         "linear": {"select": {"family": "linear", "feature": -1}, "grid": {"C": [0.1, 10]}},
+        "easymkl": {"exclude": {"family": "linear"}, "grid": {"lam": [0.1, 0.9]}},
+        "memo": {"exclude": {"family": "linear"}, "params": {"C": 10}, "grid": {"theta": [0, 1]}},
     },
     "paper": {
         "name": "yang2011_gmkl",
@@ -72,9 +74,10 @@ def test_tiny_experiment_end_to_end(workdir):
     run = snakemake(workdir)
     assert run.returncode == 0, run.stderr[-3000:]
     summary = pd.read_csv(workdir / "results" / "tables" / "tiny" / "results.csv")
-    assert len(summary) == 6  # 2 datasets x 3 algorithms
+    assert len(summary) == 10  # 2 datasets x 5 algorithms
     assert summary["accuracy_mean"].between(0, 1).all()
     assert summary["n_splits"].eq(2).all()
+    assert summary["spectral_ratio_mean"].ge(1).all()  # tr K / ||K||_F of the learned kernels
     assert summary.loc[summary["algorithm"] == "uniform", "n_kernels"].eq(3).all()
     assert summary.loc[summary["algorithm"] == "linear", "n_kernels"].eq(1).all()
     paper = pd.read_csv(workdir / "results" / "tables" / "tiny" / "paper.csv")
@@ -112,7 +115,7 @@ def test_unavailable_dataset_fails_its_own_jobs_with_one_clear_line(workdir):
     assert "dataset 'ghost' is not available: tried http://127.0.0.1:9/ghost.tsv.gz" in lines[0]
     # --keep-going (profile): the other dataset's fits still finished
     fits = list((workdir / "results" / "fits" / "tiny" / "gmkl_toy1").rglob("*.json"))
-    assert len(fits) == 6
+    assert len(fits) == 10  # 5 algorithms x 2 splits
 
 
 def test_lint_is_clean():

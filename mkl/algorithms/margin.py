@@ -243,8 +243,8 @@ class MEMO(MKLClassifier):
     and step beta <- beta + eta g: on mu this is the exponentiated-gradient
     (mirror ascent) step on the simplex. eta comes from a backtracking line
     search: Armijo's condition along g, each search starting from the last
-    accepted step, doubled when that step was accepted at its first trial (in
-    steady state an iteration costs about 1.5 margin solves and 2.5 passes).
+    accepted step, times 1.25 when that step was accepted at its first trial
+    (measured on HPK banks: per margin solve, 1.25 gains more than 1 or 2).
 
     Stops after ``max_iter`` iterations or when an accepted step improves Psi
     by less than ``tol`` (relative), the paper's rules, or when the relative
@@ -274,6 +274,7 @@ class MEMO(MKLClassifier):
 
     ARMIJO = 1e-4  # sufficient-increase constant of the line search
     MAX_HALVINGS = 40
+    GROWTH = 1.25  # the step tried after a step accepted at its first trial (measured)
 
     def __init__(self, theta=0.0, C=None, tol=1e-4, max_iter=100, margin_tol=1e-6, svm_tol=1e-3):
         self.theta = theta
@@ -360,7 +361,7 @@ class MEMO(MKLClassifier):
             if step is None:  # first step: beta moves by at most 1
                 eta = 1.0 / max(float(np.ptp(g)), 1e-300)
             else:  # the last step, doubled if it was accepted at its first trial
-                eta = 2.0 * step if grow else step
+                eta = self.GROWTH * step if grow else step
             new = None
             for attempt in range(self.MAX_HALVINGS):
                 trial = evaluate(pt["beta"] + eta * direction)
