@@ -7,6 +7,8 @@ Layout of ``results/kernels/{experiment}/{dataset}/{split}.h5``::
     /factors    (M,)                   scalar normalisation divisors fitted on the training rows
     /specs      (M,) compound          family, param, feature, normalise (one row per kernel)
     /y_train, /y_test, /train_index, /test_index
+    /eigenvalues (M, n_train), /eigenvectors (M, n_train, n_train)   float64, optional:
+                 the eigendecomposition of each training block (similarity banks)
     attrs: provenance (dataset, experiment, split, sha256 of the data file, library version, ...)
 
 Files are written atomically (temporary name, then rename) and datasets are
@@ -25,6 +27,7 @@ import numpy as np
 
 from ._io import atomic_path
 from .kernels import KernelSpec
+from .similarity import Spectra, remember, spectra
 
 _SPEC_DTYPE = np.dtype(
     [("family", "S32"), ("param", "f8"), ("feature", "i8"), ("normalise", "S16")]
@@ -45,6 +48,8 @@ class KernelBank:
     train_index: np.ndarray | None = None
     test_index: np.ndarray | None = None
     attrs: dict = field(default_factory=dict)
+    eigenvalues: np.ndarray | None = None  # (M, n) of each training block, ascending
+    eigenvectors: np.ndarray | None = None  # (M, n, n)
 
     def __post_init__(self):
         M, n, n2 = _shape3(self.train, "train")
@@ -62,6 +67,17 @@ class KernelBank:
                 raise ValueError(f"y_test has {len(self.y_test)} labels for {nt} test points")
         if self.factors is None:
             self.factors = np.ones(M)
+        if self.eigenvalues is not None:
+            if self.eigenvalues.shape != (M, n) or self.eigenvectors.shape != (M, n, n):
+                raise ValueError("stored eigendecompositions do not match the training block")
+            # every algorithm fitted on this block finds them (mkl.similarity.spectra)
+            remember(self.train, Spectra(self.eigenvalues, self.eigenvectors))
+
+    def with_spectra(self) -> KernelBank:
+        """Compute and keep the eigendecomposition of every training block."""
+        sp = spectra(self.train)
+        self.eigenvalues, self.eigenvectors = sp.values, sp.vectors
+        return self
 
     @property
     def n_kernels(self) -> int:
@@ -118,6 +134,8 @@ class KernelBank:
             train_index=self.train_index,
             test_index=self.test_index,
             attrs=dict(self.attrs),
+            eigenvalues=None if self.eigenvalues is None else self.eigenvalues[indices],
+            eigenvectors=None if self.eigenvectors is None else self.eigenvectors[indices],
         )
 
     # ------------------------------------------------------------------ I/O
@@ -134,7 +152,7 @@ class KernelBank:
                 f.create_dataset("factors", data=np.asarray(self.factors, dtype=np.float64))
                 f.create_dataset("specs", data=_specs_to_table(self.specs))
                 f.create_dataset("y_train", data=np.asarray(self.y_train))
-                for name in ("y_test", "train_index", "test_index"):
+                for name in ("y_test", "train_index", "test_index", "eigenvalues", "eigenvectors"):
                     val = getattr(self, name)
                     if val is not None:
                         f.create_dataset(name, data=np.asarray(val))
@@ -159,7 +177,8 @@ class KernelBank:
                 for name in ("train", "test")
                 if name in f
             }
-            opt = {k: f[k][()] for k in ("y_test", "train_index", "test_index") if k in f}
+            optional = ("y_test", "train_index", "test_index", "eigenvalues", "eigenvectors")
+            opt = {k: f[k][()] for k in optional if k in f}
             return cls(
                 train=blocks["train"],
                 test=blocks.get("test"),

@@ -82,9 +82,11 @@ def _source_files(source: Mapping) -> list[dict]:
     out = []
     for f in files:
         f = dict(f)
-        if "sha256" not in f:
-            raise ValueError(f"registry file entry {f} has no sha256")
-        f.setdefault("name", Path(f.get("mirror") or f.get("package_file") or f["url"]).name)
+        where = f.get("mirror") or f.get("package_file") or f.get("url")
+        if where is None:
+            raise ValueError(f"registry file entry {f} names no mirror path, package file or url")
+        f.setdefault("sha256", None)  # unknown: accepted once, its hash recorded
+        f.setdefault("name", Path(where if isinstance(where, str) else where[0]).name)
         out.append(f)
     return out
 
@@ -100,9 +102,10 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def _copy_verified(read, dest: Path, expected: str) -> str | None:
-    """Stream ``read`` into ``dest`` atomically if its sha256 is ``expected``;
-    otherwise leave nothing behind and return the reason."""
+def _copy_verified(read, dest: Path, expected: str | None) -> str | None:
+    """Stream ``read`` into ``dest`` atomically if its sha256 is ``expected``
+    (any bytes when the registry knows no checksum); otherwise leave nothing
+    behind and return the reason."""
     h = hashlib.sha256()
     try:
         with atomic_path(dest) as tmp:
@@ -110,7 +113,7 @@ def _copy_verified(read, dest: Path, expected: str) -> str | None:
                 while chunk := read(CHUNK):
                     h.update(chunk)
                     out.write(chunk)
-            if h.hexdigest() != expected:
+            if expected is not None and h.hexdigest() != expected:
                 raise _ChecksumMismatch(
                     f"sha256 mismatch: expected {expected}, got {h.hexdigest()}"
                 )
@@ -138,11 +141,16 @@ def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> l
             tried.append(f"package {pkg}: not installed")
     for url in [file["url"]] if isinstance(file.get("url"), str) else file.get("url") or []:
         candidates.append((url, "url"))
+    if not candidates and file.get("canonical_url"):
+        tried.append(f"no copy in the mirrors (canonical source: {file['canonical_url']})")
     for where, kind in candidates:
         try:
             if kind == "path":
                 if not os.path.isfile(where):
-                    tried.append(f"{where}: not found")
+                    hint = f" (canonical source: {file['canonical_url']})" if file.get(
+                        "canonical_url"
+                    ) else ""
+                    tried.append(f"{where}: not found{hint}")
                     continue
                 with open(where, "rb") as fh:
                     reason = _copy_verified(fh.read, dest, file["sha256"])
@@ -189,7 +197,14 @@ def fetch(
                 "format": source["format"],
                 "options": dict(source.get("options", {})),
                 "files": [
-                    {"name": f["name"], "sha256": f["sha256"], "url": f.get("url")} for f in files
+                    {
+                        "name": f["name"],
+                        # a file without a registry checksum is pinned by what was fetched
+                        "sha256": f["sha256"] or sha256_file(dest_dir / f["name"]),
+                        "verified": f["sha256"] is not None,
+                        "url": f.get("url") or f.get("canonical_url"),
+                    }
+                    for f in files
                 ],
             }
             write_json(dest_dir / "manifest.json", manifest)
@@ -278,6 +293,45 @@ def parse_sklearn_csv(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
     return X, names[codes] if len(names) else codes
 
 
+def parse_mat_similarity(
+    paths: Sequence[Path], similarity: str | Sequence[str] = "A", labels: str = "C"
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """MATLAB .mat files of precomputed similarities (Chen et al. 2009's format:
+    variable ``A``, the n x n similarity, and ``C``, the labels). Every listed
+    variable of every file is one similarity matrix over the same examples;
+    returns (S of shape (m, n, n), labels, names)."""
+    import scipy.io
+
+    names = [similarity] if isinstance(similarity, str) else list(similarity)
+    mats, y, out_names = [], None, []
+    for p in paths:
+        try:
+            content = scipy.io.loadmat(str(p))
+        except (ValueError, OSError, NotImplementedError) as exc:
+            raise ValueError(f"{p}: not a readable MATLAB file ({exc})") from None
+        for var in [*names, labels]:
+            if var not in content:
+                found = sorted(k for k in content if not k.startswith("__"))
+                raise ValueError(f"{p}: no variable {var!r} (has {found})")
+        labels_p = np.asarray(content[labels]).ravel()
+        if y is None:
+            y = labels_p
+        elif not np.array_equal(y, labels_p):
+            raise ValueError(f"{p}: labels differ from those of {paths[0]}")
+        for var in names:
+            A = np.asarray(content[var], dtype=np.float64)
+            if A.shape != (len(y), len(y)):
+                raise ValueError(f"{p}: {var} has shape {A.shape}, expected ({len(y)}, {len(y)})")
+            if not np.isfinite(A).all():
+                raise ValueError(f"{p}: {var} contains NaN or inf")
+            mats.append((A + A.T) / 2)  # an asymmetric score (e.g. BLAST) is symmetrised
+            out_names.append(f"{p.stem}:{var}")
+    return np.stack(mats), y, out_names
+
+
+# parsers whose files hold similarity matrices instead of features
+SIMILARITY_PARSERS = {"mat_similarity": parse_mat_similarity}
+
 PARSERS = {
     "pmlb": parse_pmlb,
     "libsvm": parse_libsvm,
@@ -325,14 +379,26 @@ GENERATORS = {"gmkl_toy": gmkl_toy, "smkl_toy": smkl_toy}
 # --------------------------------------------------------------------------- #
 @dataclass
 class Dataset:
+    """Features X (n, d) -- (n, 0) for a similarity dataset -- labels, class
+    names and provenance; ``S`` (m, n, n) holds precomputed similarity
+    matrices over the examples when the source provides them."""
+
     X: np.ndarray
     y: np.ndarray  # integer class codes 0..k-1
     classes: list[str]
     attrs: dict
+    S: np.ndarray | None = None
+    similarity_names: list[str] | None = None
 
     def save(self, path: str | os.PathLike) -> None:
         with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
             f.create_dataset("X", data=self.X)
+            if self.S is not None:
+                f.create_dataset("S", data=self.S)
+                names = self.similarity_names or [str(i) for i in range(len(self.S))]
+                f.create_dataset(
+                    "similarity_names", data=np.array(names, dtype=object), dtype=h5py.string_dtype()
+                )
             f.create_dataset("y", data=self.y)
             f.create_dataset(
                 "classes", data=np.array(self.classes, dtype=object), dtype=h5py.string_dtype()
@@ -342,12 +408,17 @@ class Dataset:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Dataset:
+        def strings(ds):
+            return [c.decode() if isinstance(c, bytes) else c for c in ds[()]]
+
         with h5py.File(path, "r") as f:
             return cls(
                 X=f["X"][()],
                 y=f["y"][()],
-                classes=[c.decode() if isinstance(c, bytes) else c for c in f["classes"][()]],
+                classes=strings(f["classes"]),
                 attrs=dict(f.attrs),
+                S=f["S"][()] if "S" in f else None,
+                similarity_names=strings(f["similarity_names"]) if "S" in f else None,
             )
 
 
@@ -391,6 +462,7 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
     raw_dir = Path(raw_dir)
     manifest = json.loads((raw_dir / "manifest.json").read_text())
     fmt = manifest["format"]
+    S, sim_names = None, None
     if fmt == "generated":
         src = manifest["source"]
         gen = GENERATORS.get(src.get("generator"))
@@ -402,15 +474,20 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
             "params": json.dumps(src.get("params", {})),
         }
     else:
-        if fmt not in PARSERS:
-            raise ValueError(f"dataset {name!r}: unknown format {fmt!r}; known: {sorted(PARSERS)}")
+        if fmt not in PARSERS and fmt not in SIMILARITY_PARSERS:
+            known = sorted([*PARSERS, *SIMILARITY_PARSERS])
+            raise ValueError(f"dataset {name!r}: unknown format {fmt!r}; known: {known}")
         paths = [raw_dir / f["name"] for f in manifest["files"]]
         for f, p in zip(manifest["files"], paths, strict=True):
             if sha256_file(p) != f["sha256"]:
                 raise ValueError(
                     f"dataset {name!r}: {p} does not match its sha256; delete it to refetch"
                 )
-        X, y_raw = PARSERS[fmt](paths, **manifest.get("options", {}))
+        if fmt in SIMILARITY_PARSERS:
+            S, y_raw, sim_names = SIMILARITY_PARSERS[fmt](paths, **manifest.get("options", {}))
+            X = np.empty((len(y_raw), 0))
+        else:
+            X, y_raw = PARSERS[fmt](paths, **manifest.get("options", {}))
         provenance = {
             "source": " ; ".join(str(f.get("url")) for f in manifest["files"]),
             "sha256": " ".join(f["sha256"] for f in manifest["files"]),
@@ -418,6 +495,8 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
     y, classes = map_labels(y_raw, entry.get("labels"))
     keep = y >= 0
     X, y = X[keep], y[keep]
+    if S is not None:
+        S = S[:, keep][:, :, keep]
     dropped = []
     if entry.get("drop_features"):
         dropped = [int(j) for j in entry["drop_features"]]
@@ -438,7 +517,9 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
         "class_counts": json.dumps(counts.tolist()),
         **provenance,
     }
-    return Dataset(X=X, y=y, classes=list(classes), attrs=attrs)
+    if S is not None:
+        attrs["similarities"] = json.dumps(sim_names)
+    return Dataset(X=X, y=y, classes=list(classes), attrs=attrs, S=S, similarity_names=sim_names)
 
 
 # --------------------------------------------------------------------------- #

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "identity")
+SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
 NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
 ALL_FEATURES = -1
 
@@ -79,7 +80,7 @@ _PARAM_KEY = {
 }
 
 
-def expand_bank_spec(spec: Mapping, n_features: int) -> list[KernelSpec]:
+def expand_bank_spec(spec: Mapping, n_features: int, n_similarities: int = 0) -> list[KernelSpec]:
     """Expand a compact bank specification into the ordered list of kernels.
 
     ``spec`` (as written in an experiment file)::
@@ -95,7 +96,17 @@ def expand_bank_spec(spec: Mapping, n_features: int) -> list[KernelSpec]:
     each parameter value -- the order of the GMKL paper's Figure 1. The count
     is sum over families of (#params x (#all + d x #single)); the example gives
     13 (d + 1) kernels.
+
+    A similarity bank (``similarity: {source: dataset}`` or ``{generator: ...}``)
+    is one ``KernelSpec("similarity", i)`` per similarity matrix, i < ``n_similarities``.
     """
+    if "similarity" in spec:
+        if n_similarities < 1:
+            raise ValueError("a similarity bank needs at least one similarity matrix")
+        norm = spec.get("normalise", "none")
+        if norm not in NORMALISATIONS:
+            raise ValueError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+        return [KernelSpec(SIMILARITY, float(i), ALL_FEATURES, norm) for i in range(n_similarities)]
     if n_features < 1:
         raise ValueError(f"bank needs at least one feature, got n_features={n_features}")
     default_scopes = list(spec.get("features", ["all"]))
@@ -262,6 +273,48 @@ def compute_bank(
             Ktr = cosine_normalise(Ktr, dtr, dtr)
             if Kte is not None:
                 Kte = cosine_normalise(Kte, self_similarity(spec, X_test), dtr)
+        else:
+            factors[m] = normalisation_factor(Ktr, spec.normalise)
+            Ktr /= factors[m]
+            if Kte is not None:
+                Kte /= factors[m]
+        train[m] = Ktr
+        if test is not None:
+            test[m] = Kte
+    return train, test, factors
+
+
+def similarity_bank(
+    specs: Sequence[KernelSpec],
+    S: np.ndarray,
+    train_index: np.ndarray,
+    test_index: np.ndarray | None = None,
+    dtype=np.float64,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Training and test blocks of precomputed similarity matrices ``S`` (m, N, N)
+    over all examples, for ``KernelSpec("similarity", i)`` specs: S_i[train, train]
+    and S_i[test, train], normalised like feature kernels (fitted on the
+    training block; ``unit_diagonal`` divides by the self-similarities)."""
+    S = np.asarray(S)
+    if S.ndim != 3 or S.shape[1] != S.shape[2]:
+        raise ValueError(f"similarities must have shape (m, N, N), got {S.shape}")
+    tr = np.asarray(train_index)
+    te = None if test_index is None else np.asarray(test_index)
+    M, n = len(specs), len(tr)
+    train = np.empty((M, n, n), dtype=dtype)
+    test = None if te is None else np.empty((M, len(te), n), dtype=dtype)
+    factors = np.ones(M)
+    for m, spec in enumerate(specs):
+        if spec.family != SIMILARITY or not 0 <= int(spec.param) < S.shape[0]:
+            raise ValueError(f"{spec.label()} is not one of the {S.shape[0]} similarity matrices")
+        Si = S[int(spec.param)]
+        Ktr = Si[np.ix_(tr, tr)].astype(np.float64)
+        Kte = None if te is None else Si[np.ix_(te, tr)].astype(np.float64)
+        if spec.normalise == "unit_diagonal":
+            d = np.diag(Si)
+            Ktr = cosine_normalise(Ktr, d[tr], d[tr])
+            if Kte is not None:
+                Kte = cosine_normalise(Kte, d[te], d[tr])
         else:
             factors[m] = normalisation_factor(Ktr, spec.normalise)
             Ktr /= factors[m]

@@ -1,4 +1,6 @@
-"""Rule kernels: scale features with training statistics and compute the bank of one split."""
+"""Rule kernels: scale features with training statistics and compute the bank of
+one split; or, for a similarity bank, slice the dataset's similarity matrices
+(or ones generated from the features) and, if asked, eigendecompose them."""
 
 import json
 
@@ -11,16 +13,34 @@ def main(snakemake, log):
     import mkl
     from mkl.bank import KernelBank
     from mkl.datasets import Dataset, load_split, scale_features
-    from mkl.kernels import compute_bank, expand_bank_spec
+    from mkl.kernels import compute_bank, expand_bank_spec, similarity_bank
+    from mkl.similarity import generate_similarity
 
     w = snakemake.wildcards
     spec = snakemake.params.bank
     ds = Dataset.load(snakemake.input.data)
     split = load_split(snakemake.input.splits, int(w.split))
-    X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], snakemake.params.scaling)
-    specs = expand_bank_spec(spec, ds.X.shape[1])
     dtype = np.dtype(spec.get("dtype", "float64"))
-    train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
+    provenance = {}
+    if "similarity" in spec:
+        sim = dict(spec["similarity"])
+        if sim.get("source") == "dataset":
+            if ds.S is None:
+                raise ValueError(f"dataset {w.dataset!r} has no similarity matrices")
+            S = ds.S
+            provenance["similarities"] = json.dumps(ds.similarity_names)
+        else:
+            # generated over all examples, scaled with training statistics; the
+            # seeded perturbation of a pair is the same in every split
+            _, X_all = scale_features(ds.X[split.train], ds.X, snakemake.params.scaling)
+            S = generate_similarity(X_all, sim.pop("generator"), **sim)[None]
+            provenance["similarities"] = json.dumps([spec["similarity"]])
+        specs = expand_bank_spec(spec, ds.X.shape[1], n_similarities=S.shape[0])
+        train, test, factors = similarity_bank(specs, S, split.train, split.test, dtype=dtype)
+    else:
+        X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], snakemake.params.scaling)
+        specs = expand_bank_spec(spec, ds.X.shape[1])
+        train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
     bank = KernelBank(
         train=train,
         test=test,
@@ -38,8 +58,11 @@ def main(snakemake, log):
             "bank_spec": json.dumps(spec),
             "data_sha256": ds.attrs.get("sha256", ds.attrs.get("source", "")),
             "mkl_version": mkl.__version__,
+            **provenance,
         },
     )
+    if spec.get("eigendecompose"):
+        bank.with_spectra()
     bank.save(snakemake.output[0])
     log.info("bank: %d kernels, train %s, test %s, %s", len(specs), train.shape, test.shape, dtype)
 
