@@ -37,6 +37,10 @@ class BinaryFit:
     gap: float = 0.0  # relative duality or bound gap at the end
     history: list[dict] = field(default_factory=list)
     spectral_ratio: float = float("nan")  # C(K) = tr K / ||K||_F of the learned kernel
+    # (M, n) per-kernel coefficients for the test block, when a method maps test
+    # similarities through a training-block transform (mkl.similarity); None:
+    # every kernel uses dual_coef
+    test_coef: np.ndarray | None = None
 
 
 def as_kernel_array(K, name: str = "K") -> np.ndarray:
@@ -99,7 +103,14 @@ def check_training_kernels(K: np.ndarray) -> np.ndarray:
 
 class MKLClassifier(ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``__init__`` (hyperparameters only, as in
-    scikit-learn) and ``_fit_binary(K, y, K_mean)``."""
+    scikit-learn) and ``_fit_binary(K, y, K_mean)``.
+
+    ``learns_kernel``: False for methods whose classifier is an SVM on
+    sum_m weights_m K_m of the given bank; True for those that learn a new
+    kernel from it (mkl/algorithms/indefinite.py), whose ``weights_`` say how
+    the given matrices enter the test-time kernel."""
+
+    learns_kernel = False
 
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
@@ -207,9 +218,15 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                 f"K_test must have shape ({self.n_kernels_}, n_test, {self.n_train_}) "
                 f"to match the training kernels, got {K_test.shape}"
             )
-        flat = K_test.reshape(M * n_test, n_train)
-        coefs = np.array([f.dual_coef for f in self.fits_]).T.astype(K_test.dtype)
-        per_kernel = (flat @ coefs).reshape(M, n_test, -1)  # (M, n_test, n_tasks)
+        if any(f.test_coef is not None for f in self.fits_):
+            coefs = np.stack(  # (n_tasks, M, n_train)
+                [np.broadcast_to(_test_coef(f), (M, n_train)) for f in self.fits_]
+            ).astype(K_test.dtype)
+            per_kernel = np.einsum("mij,tmj->mit", K_test, coefs)
+        else:
+            flat = K_test.reshape(M * n_test, n_train)
+            coefs = np.array([f.dual_coef for f in self.fits_]).T.astype(K_test.dtype)
+            per_kernel = (flat @ coefs).reshape(M, n_test, -1)  # (M, n_test, n_tasks)
         weights = np.atleast_2d(self.weights_)  # (n_tasks, M)
         scores = np.einsum("tm,mit->it", weights, per_kernel.astype(np.float64))
         scores += np.array([f.intercept for f in self.fits_])
@@ -225,6 +242,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _test_coef(fit: BinaryFit) -> np.ndarray:
+    return fit.dual_coef if fit.test_coef is None else fit.test_coef
 
 
 def threshold_weights(w: np.ndarray) -> np.ndarray:

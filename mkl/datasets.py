@@ -77,7 +77,7 @@ def registry_entry(registry: Mapping, name: str) -> Mapping:
 def _source_files(source: Mapping) -> list[dict]:
     files = source.get("files")
     if files is None:
-        keys = ("url", "mirror", "sha256", "package_file", "name")
+        keys = ("url", "canonical_url", "mirror", "sha256", "package_file", "name")
         files = [{k: source[k] for k in keys if k in source}]
     out = []
     for f in files:
@@ -147,9 +147,11 @@ def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> l
         try:
             if kind == "path":
                 if not os.path.isfile(where):
-                    hint = f" (canonical source: {file['canonical_url']})" if file.get(
-                        "canonical_url"
-                    ) else ""
+                    hint = (
+                        f" (canonical source: {file['canonical_url']})"
+                        if file.get("canonical_url")
+                        else ""
+                    )
                     tried.append(f"{where}: not found{hint}")
                     continue
                 with open(where, "rb") as fh:
@@ -307,7 +309,7 @@ def parse_mat_similarity(
     for p in paths:
         try:
             content = scipy.io.loadmat(str(p))
-        except (ValueError, OSError, NotImplementedError) as exc:
+        except (ValueError, OSError, NotImplementedError, scipy.io.matlab.MatReadError) as exc:
             raise ValueError(f"{p}: not a readable MATLAB file ({exc})") from None
         for var in [*names, labels]:
             if var not in content:
@@ -397,7 +399,9 @@ class Dataset:
                 f.create_dataset("S", data=self.S)
                 names = self.similarity_names or [str(i) for i in range(len(self.S))]
                 f.create_dataset(
-                    "similarity_names", data=np.array(names, dtype=object), dtype=h5py.string_dtype()
+                    "similarity_names",
+                    data=np.array(names, dtype=object),
+                    dtype=h5py.string_dtype(),
                 )
             f.create_dataset("y", data=self.y)
             f.create_dataset(

@@ -117,3 +117,41 @@ def max_margin_mkl(K, y):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, np.array([c.dual_value for c in quad]).ravel()
+
+
+def _omega_sdp(K, y, C):
+    """omega(K) = max_{alpha in A} 1'alpha - 1/2 alpha'YKYalpha as the SDP of
+    Lanckriet et al. (JMLR 2004, Theorem 16; their value is 2 omega): t/2 at
+    min t s.t. [[YKY, u], [u', t - 2C 1'delta]] psd, u = 1 + nu - delta + lam y,
+    nu, delta >= 0. ``K`` may be a CVXPY expression (affine in the variables)."""
+    n = len(y)
+    t, lam = cp.Variable(), cp.Variable()
+    nu, delta = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True)
+    u = cp.reshape(1 + nu - delta + lam * y, (n, 1), order="C")
+    corner = cp.reshape(t - 2 * C * cp.sum(delta), (1, 1), order="C")
+    lmi = cp.bmat([[cp.multiply(np.outer(y, y), K), u], [u.T, corner]])
+    return t / 2, [(lmi + lmi.T) / 2 >> 0]
+
+
+def svm_value_sdp(K, y, C):
+    value, cons = _omega_sdp(K, y, C)
+    prob = cp.Problem(cp.Minimize(value), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+def similarity_kernel_l3(S, y, C, rho, trace=None):
+    """Kundu et al. (2010) problem (4) with the L3 loss: min over K psd (and
+    tr K = trace, if given) of omega(K) + rho sum_i ||K - S_i||_F^2, an SDP.
+    With one S and no trace constraint it is IndSVM's problem."""
+    n = len(y)
+    K = cp.Variable((n, n), symmetric=True)
+    omega, cons = _omega_sdp(K, y, C)
+    cons.append(K >> 0)
+    if trace is not None:
+        cons.append(cp.trace(K) == trace)
+    loss = sum(cp.sum_squares(K - S_i) for S_i in S)
+    prob = cp.Problem(cp.Minimize(omega + rho * loss), cons)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), prob.status
+    return prob.value, K.value

@@ -47,10 +47,65 @@ EXPECTED = {
     "gmkl_toy2": ((300, 20), None),
     "smkl_toy": ((500, 40), None),
 }
+# similarity sets: (number of matrices, n, class counts), from MANIFEST.tsv
+EXPECTED_SIMILARITY = {
+    "auralsonar": (1, 100, [50, 50]),
+    "protein_sim": (1, 213, [72, 72, 39, 30]),
+    "voting": (1, 435, [267, 168]),
+    "yeast_sw": (1, 200, [100, 100]),
+}
+NOT_IN_MIRROR = {"amazon", "yeast_sw_5_7", "yeast_sw_5_12", "patrol"}
 
 
 def test_every_registry_entry_is_tested():
-    assert set(REGISTRY) == set(EXPECTED)
+    assert set(REGISTRY) == set(EXPECTED) | set(EXPECTED_SIMILARITY) | NOT_IN_MIRROR
+
+
+@needs_mirror()
+@pytest.mark.parametrize("name", sorted(EXPECTED_SIMILARITY))
+def test_similarity_parser_on_mirror_file(tmp_path, name):
+    fetch(name, REGISTRY[name], tmp_path, mirrors=[MIRROR])
+    ds = build_dataset(name, REGISTRY[name], tmp_path)
+    m, n, counts = EXPECTED_SIMILARITY[name]
+    assert ds.S.shape == (m, n, n) and ds.X.shape == (n, 0)
+    assert np.bincount(ds.y).tolist() == counts
+    assert np.array_equal(ds.S, ds.S.transpose(0, 2, 1))
+    assert np.linalg.eigvalsh(ds.S[0]).min() < 0  # indefinite, as the manifest says
+    path = tmp_path / "ds.h5"
+    ds.save(path)
+    back = type(ds).load(path)
+    assert np.array_equal(back.S, ds.S) and back.similarity_names == ds.similarity_names
+
+
+@pytest.mark.parametrize("name", sorted(NOT_IN_MIRROR))
+def test_similarity_sets_not_in_the_mirror_fail_with_their_source(tmp_path, name):
+    with pytest.raises(DatasetUnavailable, match="canonical source: http://idl.ee.washington"):
+        fetch(name, REGISTRY[name], tmp_path / "raw", mirrors=[tmp_path])
+    assert not (tmp_path / "raw" / "manifest.json").exists()
+
+
+def test_several_similarity_matrices_over_the_same_examples(tmp_path):
+    import scipy.io
+
+    from mkl.datasets import parse_mat_similarity
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 6))
+    labels = np.array([[1], [1], [2], [2], [1], [2]])
+    scipy.io.savemat(tmp_path / "a.mat", {"A": A + A.T, "B": A @ A.T, "C": labels})
+    scipy.io.savemat(tmp_path / "b.mat", {"A": np.eye(6), "C": labels})
+    S, y, names = parse_mat_similarity([tmp_path / "a.mat"], similarity=["A", "B"])
+    assert S.shape == (2, 6, 6) and names == ["a:A", "a:B"] and list(y) == labels.ravel().tolist()
+    S, _, names = parse_mat_similarity([tmp_path / "a.mat", tmp_path / "b.mat"])
+    assert S.shape == (2, 6, 6) and names == ["a:A", "b:A"]
+    scipy.io.savemat(tmp_path / "c.mat", {"A": np.eye(6), "C": labels[::-1]})
+    with pytest.raises(ValueError, match="labels differ"):
+        parse_mat_similarity([tmp_path / "a.mat", tmp_path / "c.mat"])
+    with pytest.raises(ValueError, match="no variable 'D'"):
+        parse_mat_similarity([tmp_path / "a.mat"], similarity="D")
+    (tmp_path / "bad.mat").write_bytes(b"not a mat file")
+    with pytest.raises(ValueError, match="not a readable MATLAB file"):
+        parse_mat_similarity([tmp_path / "bad.mat"])
 
 
 @needs_mirror()

@@ -3,6 +3,7 @@ in config files and result tables (DESIGN.md) to estimator classes."""
 
 from .baselines import SingleBestKernel, SingleKernelSVM, UniformMKL
 from .gmkl import GMKL
+from .indefinite import EMKL, ESKL, REKL, Denoise, Flip, IndSVM, Shift, SimilarityFeaturesSVM
 from .l1 import SILP, LevelMKL, SimpleMKL
 from .lp import LpAnalytic, LpCuttingPlane, LpNewton
 from .margin import MEMO, EasyMKL
@@ -22,6 +23,14 @@ ALGORITHMS = {
     "smkl": SMKL,
     "easymkl": EasyMKL,
     "memo": MEMO,
+    "denoise": Denoise,
+    "flip": Flip,
+    "shift": Shift,
+    "similarity_features": SimilarityFeaturesSVM,
+    "indsvm": IndSVM,
+    "eskl": ESKL,
+    "emkl": EMKL,
+    "rekl": REKL,
 }
 
 __all__ = ["ALGORITHMS", *sorted(c.__name__ for c in ALGORITHMS.values())]

@@ -24,11 +24,14 @@ def main(snakemake, log):
     provenance = {}
     if "similarity" in spec:
         sim = dict(spec["similarity"])
-        if sim.get("source") == "dataset":
-            if ds.S is None:
-                raise ValueError(f"dataset {w.dataset!r} has no similarity matrices")
+        sim.pop("source", None)
+        if ds.S is not None:  # the dataset's own matrices
             S = ds.S
             provenance["similarities"] = json.dumps(ds.similarity_names)
+        elif "generator" not in sim:
+            raise ValueError(
+                f"dataset {w.dataset!r} has no similarity matrices and the bank names no generator"
+            )
         else:
             # generated over all examples, scaled with training statistics; the
             # seeded perturbation of a pair is the same in every split
