@@ -561,8 +561,13 @@ def make_splits(
     train_fraction: float,
     inner_folds: int,
     seed: int,
+    balanced: bool = False,
 ) -> list[Split]:
-    """R seeded stratified train/test splits, each with stratified inner folds."""
+    """R seeded stratified train/test splits, each with stratified inner folds.
+
+    ``balanced``: every class is first subsampled (seeded, per split) to the size
+    of the smallest one, so train and test hold equal numbers of each class
+    (Kundu et al. 2010's protocol); the dropped points are in neither part."""
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction}")
@@ -571,9 +576,18 @@ def make_splits(
     seeds = np.random.SeedSequence(seed).generate_state(repetitions)
     out = []
     for s in seeds:
-        sss = StratifiedShuffleSplit(1, train_size=train_fraction, random_state=int(s))
-        train, test = next(sss.split(np.zeros(len(y)), y))
-        train, test = np.sort(train), np.sort(test)
+        if balanced:  # the same number of each class in train, and in test
+            rng = np.random.default_rng(int(s))
+            classes = np.unique(y)
+            k = min(int((y == c).sum()) for c in classes)
+            k_train = min(max(round(train_fraction * k), 1), k - 1)
+            picks = [rng.permutation(np.flatnonzero(y == c))[:k] for c in classes]
+            train = np.sort(np.concatenate([p[:k_train] for p in picks]))
+            test = np.sort(np.concatenate([p[k_train:] for p in picks]))
+        else:
+            sss = StratifiedShuffleSplit(1, train_size=train_fraction, random_state=int(s))
+            train, test = next(sss.split(np.zeros(len(y)), y))
+            train, test = np.sort(train), np.sort(test)
         present = np.bincount(y[train])
         smallest = present[present > 0].min()
         if smallest < inner_folds:

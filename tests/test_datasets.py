@@ -290,3 +290,15 @@ def test_fetch_never_writes_into_a_mirror(tmp_path):
     assert (tmp_path / "out" / "pmlb_sonar.tsv.gz").read_bytes() == (
         m / "pmlb_sonar.tsv.gz"
     ).read_bytes()
+
+
+def test_balanced_splits_hold_equal_class_counts():
+    y = np.array([0] * 30 + [1] * 11 + [2] * 17)
+    splits = make_splits(y, 3, 0.7, 3, seed=5, balanced=True)
+    for sp in splits:
+        assert np.bincount(y[sp.train]).tolist() == [8, 8, 8]
+        assert np.bincount(y[sp.test]).tolist() == [3, 3, 3]
+        assert not set(sp.train) & set(sp.test)
+    again = make_splits(y, 3, 0.7, 3, seed=5, balanced=True)
+    assert all(np.array_equal(a.train, b.train) for a, b in zip(splits, again, strict=True))
+    assert not np.array_equal(splits[0].train, splits[1].train)

@@ -4,11 +4,12 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from .conftest import REPO
+from .conftest import MIRROR, REPO, needs_mirror
 
 pytestmark = pytest.mark.workflow
 
@@ -129,3 +130,55 @@ def test_lint_is_clean():
     assert "Congratulations, your workflow is in a good condition!" in run.stdout + run.stderr, (
         run.stdout[-3000:] + run.stderr[-3000:]
     )
+
+
+TINY_SIMILARITY = {
+    "name": "tiny_sim",
+    "description": "Chen et al.'s Aural Sonar matrix and generated similarities for sonar",
+    "datasets": ["auralsonar", "sonar"],
+    "protocol": {
+        "repetitions": 2,
+        "train_fraction": 0.7,
+        "inner_folds": 3,
+        "seed": 3,
+        "balanced_classes": True,
+    },
+    "kernels": {
+        "similarity": {"generator": "perturbed_gaussian", "width": 4.0, "noise": 0.1, "seed": 0},
+        "eigendecompose": True,
+    },
+    "algorithms": {
+        "denoise": {"grid": {"C": [0.1, 10]}},
+        "shift": {},
+        "similarity_features": {},
+        "indsvm": {"params": {"max_iter": 30}},
+        "eskl": {"params": {"loss": "l1", "max_iter": 20}},
+        "emkl": {"params": {"max_iter": 5}},
+        "rekl": {"params": {"max_iter": 10}},
+    },
+}
+
+
+@needs_mirror()
+def test_similarity_experiment_end_to_end(workdir):
+    from mkl.bank import KernelBank
+
+    (workdir / "config" / "experiments" / "tiny_sim.yaml").write_text(
+        yaml.safe_dump(TINY_SIMILARITY)
+    )
+    config = {
+        "experiments": ["tiny_sim"],
+        "mirrors": [str(workdir / "resources" / "datasets"), str(MIRROR)],
+    }
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = pd.read_csv(workdir / "results" / "tables" / "tiny_sim" / "results.csv")
+    assert len(summary) == 14  # 2 datasets x 7 algorithms
+    assert summary["accuracy_mean"].between(0.5, 1).all()
+    for dataset, source in (("auralsonar", "AuraSonar:A"), ("sonar", "perturbed_gaussian")):
+        bank = KernelBank.load(workdir / "results" / "kernels" / "tiny_sim" / dataset / "0.h5")
+        assert source in bank.attrs["similarities"]
+        assert bank.eigenvalues.shape == bank.train.shape[:2]
+        assert np.bincount(bank.y_train).tolist()[0] == np.bincount(bank.y_train).tolist()[1]
+        assert bank.eigenvalues.min() < 0  # indefinite

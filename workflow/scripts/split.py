@@ -8,7 +8,14 @@ def main(snakemake, log):
 
     p = snakemake.params.protocol
     ds = Dataset.load(snakemake.input[0])
-    splits = make_splits(ds.y, p["repetitions"], p["train_fraction"], p["inner_folds"], p["seed"])
+    splits = make_splits(
+        ds.y,
+        p["repetitions"],
+        p["train_fraction"],
+        p["inner_folds"],
+        p["seed"],
+        balanced=p.get("balanced_classes", False),
+    )
     save_splits(snakemake.output[0], splits, {"seed": p["seed"], "dataset": ds.attrs["dataset"]})
     log.info(
         "%d splits, %d train / %d test", len(splits), len(splits[0].train), len(splits[0].test)
