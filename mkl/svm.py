@@ -88,3 +88,11 @@ def solve_svm_dual(
         at_bound=at_bound,
         converged=converged,
     )
+
+
+def primal_objective(K: np.ndarray, y: np.ndarray, C: float, sol: SVMSolution) -> float:
+    """The C-SVM primal 1/2 ||w||^2 + C sum_i max(0, 1 - y_i f(x_i)) at the
+    solution's w = sum_i alpha_i y_i phi(x_i) and bias: an upper bound on the
+    dual optimum whatever the solver's precision (weak duality)."""
+    f = K @ sol.dual_coef + sol.bias
+    return float(0.5 * sol.dual_coef @ (f - sol.bias) + C * np.maximum(0.0, 1.0 - y * f).sum())
