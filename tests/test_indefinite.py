@@ -230,7 +230,7 @@ def test_entropic_iterates_stay_psd_with_the_trace(rng, monkeypatch):
     y, S = indefinite_problem(5, n=18, m=2)
     tau = 7.5
     for name in ("eskl", "emkl"):
-        est = mkl.make_estimator(name, trace=tau, max_iter=15)
+        est = mkl.make_estimator(name, tau=tau, max_iter=15)
         seen = record_moves(monkeypatch, type(est), "K")
         quiet_fit(est, S, y)
         assert len(seen) == 14
@@ -246,7 +246,7 @@ def test_entropic_iterates_stay_psd_with_the_trace(rng, monkeypatch):
 
 def test_rekl_weights_stay_on_their_simplices(monkeypatch):
     y, S = indefinite_problem(6, n=20, m=2)
-    est = mkl.make_estimator("rekl", trace=20.0, max_iter=30)
+    est = mkl.make_estimator("rekl", tau=20.0, max_iter=30)
     states = record_moves(monkeypatch, type(est), "mu")
     quiet_fit(est, S, y)
     for mu in states:
@@ -269,7 +269,7 @@ def test_emkl_beats_its_start_and_reports_mkl_weights():
     [
         ("eskl", {"loss": "l4"}, "loss must be one of"),
         ("eskl", {"rho": -1.0}, "rho must be"),
-        ("emkl", {"trace": 0.0}, "trace must be"),
+        ("emkl", {"tau": 0.0}, "tau must be"),
         ("indsvm", {"rho": 0.0}, "rho must be"),
         ("indsvm", {"C": None}, "needs a finite C"),
         ("rekl", {"C": None}, "needs a finite C"),

@@ -45,7 +45,7 @@ DESIGN.md and the closing notes):
   kernel the final classifier uses.
 * Test similarities: denoise and flip map them through the training
   eigenvectors, the other methods use them as they are (mkl/similarity.py).
-* trace tau defaults to the trace of the average similarity block (n for
+* the trace ``tau`` defaults to that of the average similarity block (n for
   unit-diagonal similarities).
 """
 
@@ -351,10 +351,10 @@ class _EntropicMirrorDescent(MKLClassifier):
 
     patience = 20
 
-    def __init__(self, C=1.0, rho=1.0, trace=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
+    def __init__(self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
         self.C = C
         self.rho = rho
-        self.trace = trace
+        self.tau = tau
         self.tol = tol
         self.max_iter = max_iter
         self.svm_tol = svm_tol
@@ -362,17 +362,17 @@ class _EntropicMirrorDescent(MKLClassifier):
     def _check_params(self):
         super()._check_params()
         _check_positive("rho", self.rho, allow_zero=True)
-        if self.trace is not None:
-            _check_positive("trace", self.trace)
+        if self.tau is not None:
+            _check_positive("tau", self.tau)
         loss = getattr(self, "loss", "l3")
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got loss={loss!r}")
 
     def _tau(self, K_mean) -> float:
-        tau = float(np.trace(K_mean)) if self.trace is None else float(self.trace)
+        tau = float(np.trace(K_mean)) if self.tau is None else float(self.tau)
         if not tau > 0:
             raise ValueError(
-                f"the trace of the average similarity is {tau:g}; pass trace=tau > 0 explicitly"
+                f"the trace of the average similarity is {tau:g}; pass tau > 0 explicitly"
             )
         return tau
 
@@ -444,12 +444,12 @@ class ESKL(_EntropicMirrorDescent):
         min_{K psd, tr K = tau} omega(K) + rho sum_i L(K - S_i)            (4)
 
     subgradient -1/2 v v' + rho sum_i L'(K - S_i) (eq. 8), v = Y alpha*, started
-    at K = tau/n I. Parameters: C, rho, ``loss`` (l1, l2, l3), ``trace`` tau
-    (default: that of the average similarity), tol, max_iter, svm_tol.
+    at K = tau/n I. Parameters: C, rho, ``loss`` (l1, l2, l3), ``tau`` (the trace,
+    default: that of the average similarity), tol, max_iter, svm_tol.
     """
 
-    def __init__(self, C=1.0, rho=1.0, loss="l3", trace=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
-        super().__init__(C=C, rho=rho, trace=trace, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+    def __init__(self, C=1.0, rho=1.0, loss="l3", tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
+        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.loss = loss
 
     def _start(self, K, K_mean, tau):
@@ -503,13 +503,13 @@ class EMKL(_EntropicMirrorDescent):
         C=1.0,
         rho=1.0,
         loss="l3",
-        trace=None,
+        tau=None,
         tol=1e-4,
         max_iter=200,
         svm_tol=1e-6,
         mkl_tol=1e-3,
     ):
-        super().__init__(C=C, rho=rho, trace=trace, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.loss = loss
         self.mkl_tol = mkl_tol
 
@@ -549,9 +549,9 @@ class REKL(_EntropicMirrorDescent):
     """
 
     def __init__(
-        self, C=1.0, rho=1.0, trace=None, tol=1e-4, max_iter=200, svm_tol=1e-6, mkl_tol=1e-3
+        self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6, mkl_tol=1e-3
     ):
-        super().__init__(C=C, rho=rho, trace=trace, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
         self.mkl_tol = mkl_tol
 
     def _n_blocks(self, M):
