@@ -32,6 +32,7 @@ import importlib.resources
 import io
 import json
 import os
+import struct
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -331,10 +332,81 @@ def parse_mat_similarity(
     return np.stack(mats), y, out_names
 
 
+def parse_rdata(
+    paths: Sequence[Path], variable: str, x: str = "x", y: str = "y"
+) -> tuple[np.ndarray, np.ndarray]:
+    """An R workspace (.RData) holding a list ``variable`` with a feature matrix
+    ``x`` and labels ``y`` (e.g. West et al. 2001's ``west``), read by the
+    ``rdata`` package (pure Python; no R needed)."""
+    import rdata
+
+    try:
+        content = rdata.conversion.convert(rdata.parser.parse_file(str(paths[0])))
+    except Exception as exc:  # rdata raises a variety of parse errors
+        raise ValueError(f"{paths[0]}: not a readable R data file ({exc})") from None
+    if variable not in content or x not in content[variable] or y not in content[variable]:
+        raise ValueError(f"{paths[0]}: no list {variable!r} with entries {x!r} and {y!r}")
+    X = np.asarray(content[variable][x], dtype=np.float64)
+    labels = np.asarray(content[variable][y], dtype=object)
+    return X, labels
+
+
+def parse_table_and_labels(
+    paths: Sequence[Path], delimiter: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels in separate files (UCI's madelon: ``*.data`` with the
+    features, ``*.labels`` with one label per line), given as pairs
+    data, labels, data, labels, ... and concatenated."""
+    if len(paths) % 2:
+        raise ValueError("table_and_labels needs (data file, labels file) pairs")
+    sep = r"\s+" if delimiter in (None, "whitespace") else delimiter
+    Xs, ys = [], []
+    for data, labels in zip(paths[0::2], paths[1::2], strict=True):
+        X = pd.read_csv(data, sep=sep, header=None, engine="python").dropna(axis=1, how="all")
+        y = pd.read_csv(labels, sep=sep, header=None, engine="python").iloc[:, 0]
+        if len(X) != len(y):
+            raise ValueError(f"{data}: {len(X)} rows but {labels} has {len(y)} labels")
+        Xs.append(X.to_numpy(dtype=np.float64))
+        ys.append(y.to_numpy())
+    return np.vstack(Xs), np.concatenate(ys)
+
+
+def parse_idx(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
+    """MNIST's idx format (gzipped or not): an images file (magic 2051, uint8,
+    n x rows x cols) and a labels file (magic 2049), in either order; pixels
+    as floats in [0, 255], one row per image."""
+    arrays = {}
+    for p in paths:
+        with gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb") as fh:
+            data = fh.read()
+        if len(data) < 8:
+            raise ValueError(f"{p}: too short for an idx file")
+        magic, n = struct.unpack(">II", data[:8])
+        if magic == 2051:
+            rows, cols = struct.unpack(">II", data[8:16])
+            body, shape = data[16:], (n, rows * cols)
+        elif magic == 2049:
+            body, shape = data[8:], (n,)
+        else:
+            raise ValueError(f"{p}: not an idx images/labels file (magic {magic})")
+        if len(body) != int(np.prod(shape)):
+            raise ValueError(f"{p}: truncated ({len(body)} bytes for shape {shape})")
+        arrays[magic] = np.frombuffer(body, dtype=np.uint8).reshape(shape)
+    if set(arrays) != {2049, 2051}:
+        raise ValueError("idx parser needs one images file and one labels file")
+    X, y = arrays[2051].astype(np.float64), arrays[2049].astype(int)
+    if len(X) != len(y):
+        raise ValueError(f"{len(X)} images but {len(y)} labels")
+    return X, y
+
+
 # parsers whose files hold similarity matrices instead of features
 SIMILARITY_PARSERS = {"mat_similarity": parse_mat_similarity}
 
 PARSERS = {
+    "rdata": parse_rdata,
+    "idx": parse_idx,
+    "table_and_labels": parse_table_and_labels,
     "pmlb": parse_pmlb,
     "libsvm": parse_libsvm,
     "table": parse_table,
@@ -460,6 +532,16 @@ def _natural_key(s: str):
         return (1, 0.0, s)
 
 
+def libsvm_gene_normalisation(X: np.ndarray) -> np.ndarray:
+    """What LIBSVM applied to its colon-cancer, leu and duke files: each sample
+    standardised to mean 0 and variance 1 over its genes, then each gene to
+    mean 0 and variance 1 over the samples (of the whole file, as published)."""
+    X = np.asarray(X, dtype=np.float64)
+    X = (X - X.mean(1, keepdims=True)) / X.std(1, keepdims=True)
+    sd = X.std(0, keepdims=True)
+    return (X - X.mean(0, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+
+
 def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Dataset:
     """Parse the files fetched into ``raw_dir`` (see :func:`fetch`), map labels,
     drop rows without a label mapping and, if asked, constant features."""
@@ -508,6 +590,10 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
         dropped += [int(j) for j in np.flatnonzero(np.ptp(X, axis=0) == 0) if j not in dropped]
     if dropped:
         X = np.delete(X, dropped, axis=1)
+    if entry.get("preprocess") == "libsvm_gene":
+        X = libsvm_gene_normalisation(X)
+    elif entry.get("preprocess") is not None:
+        raise ValueError(f"dataset {name!r}: unknown preprocess {entry['preprocess']!r}")
     if not np.isfinite(X).all():
         raise ValueError(f"dataset {name!r}: features contain NaN or inf after parsing")
     counts = np.bincount(y, minlength=len(classes))

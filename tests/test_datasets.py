@@ -46,6 +46,12 @@ EXPECTED = {
     "gmkl_toy1": ((300, 20), None),
     "gmkl_toy2": ((300, 20), None),
     "smkl_toy": ((500, 40), None),
+    "colon": ((62, 2000), [22, 40]),
+    "leukemia": ((72, 7129), [47, 25]),
+    "duke": ((49, 7129), [25, 24]),
+    "vowel": ((990, 10), [90] * 11),
+    "madelon": ((2000, 500), [1000, 1000]),
+    "mnist_test": ((10000, 784), [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]),
 }
 # similarity sets: (number of matrices, n, class counts), from MANIFEST.tsv
 EXPECTED_SIMILARITY = {
@@ -58,7 +64,40 @@ NOT_IN_MIRROR = {"amazon", "yeast_sw_5_7", "yeast_sw_5_12", "patrol"}
 
 
 def test_every_registry_entry_is_tested():
-    assert set(REGISTRY) == set(EXPECTED) | set(EXPECTED_SIMILARITY) | NOT_IN_MIRROR
+    unavailable = NOT_IN_MIRROR | {"mnist_train"}
+    assert set(REGISTRY) == set(EXPECTED) | set(EXPECTED_SIMILARITY) | unavailable
+
+
+def test_gene_sets_get_libsvms_normalisation(tmp_path):
+    from mkl.datasets import libsvm_gene_normalisation
+
+    X = np.random.default_rng(0).lognormal(size=(12, 30)) * 1000
+    Z = libsvm_gene_normalisation(X)
+    assert np.allclose(Z.mean(0), 0) and np.allclose(Z.std(0), 1)
+    if MIRROR.is_dir():
+        fetch("colon", REGISTRY["colon"], tmp_path, mirrors=[MIRROR])
+        ds = build_dataset("colon", REGISTRY["colon"], tmp_path)
+        assert np.allclose(ds.X.mean(0), 0) and np.allclose(ds.X.std(0), 1)
+
+
+def test_idx_parser_refuses_bad_files(tmp_path):
+    import gzip
+    import struct
+
+    from mkl.datasets import parse_idx
+
+    images = struct.pack(">IIII", 2051, 2, 2, 2) + bytes(range(8))
+    labels = struct.pack(">II", 2049, 2) + bytes([3, 7])
+    (tmp_path / "i.gz").write_bytes(gzip.compress(images))
+    (tmp_path / "l").write_bytes(labels)
+    X, y = parse_idx([tmp_path / "l", tmp_path / "i.gz"])
+    assert X.shape == (2, 4) and list(y) == [3, 7] and X[1, 3] == 7
+    (tmp_path / "t").write_bytes(images[:-1])
+    with pytest.raises(ValueError, match="truncated"):
+        parse_idx([tmp_path / "t", tmp_path / "l"])
+    (tmp_path / "m").write_bytes(struct.pack(">II", 1234, 2))
+    with pytest.raises(ValueError, match="magic 1234"):
+        parse_idx([tmp_path / "m", tmp_path / "l"])
 
 
 @needs_mirror()
