@@ -501,8 +501,15 @@ class Dataset:
 def map_labels(y_raw: np.ndarray, spec: Mapping | None) -> tuple[np.ndarray, list[str]]:
     """Raw labels -> (integer codes, class names), by the registry's ``labels``:
     ``{positive: [...]}`` (binary: listed values vs the rest), ``{map: {raw: class}}``
-    (unlisted values dropped -> code -1), or nothing (classes as found, sorted)."""
+    (unlisted values dropped -> code -1), ``{balanced_binary: true}`` (see
+    :func:`balanced_binary_classes`), or nothing (classes as found, sorted)."""
     raw = np.array([_label_str(v) for v in y_raw], dtype=object)
+    if spec and spec.get("balanced_binary"):
+        found = sorted(set(raw), key=_natural_key)
+        counts = [int((raw == c).sum()) for c in found]
+        positive = [found[i] for i in balanced_binary_classes(counts)]
+        names = ["rest", "+".join(positive)]
+        return np.isin(raw, positive).astype(int), names
     if spec and "positive" in spec:
         pos = {_label_str(v) for v in spec["positive"]}
         unknown = pos - set(raw)
@@ -517,6 +524,26 @@ def map_labels(y_raw: np.ndarray, spec: Mapping | None) -> tuple[np.ndarray, lis
         return codes, names
     names = sorted(set(raw), key=_natural_key)
     return np.array([names.index(v) for v in raw]), names
+
+
+def balanced_binary_classes(counts: Sequence[int]) -> list[int]:
+    """A multiclass problem mapped to a binary one "keeping the distribution of
+    positive and negative examples balanced" (Lauriola et al. 2018): the set of
+    classes whose total is closest to half the examples (exhaustive over the
+    subsets; ties: the set listed first when subsets are enumerated by bitmask,
+    which favours low class indices). Returns the positive classes' indices."""
+    k = len(counts)
+    if k < 2:
+        raise ValueError("balanced_binary needs at least two classes")
+    if k > 20:
+        raise ValueError(f"balanced_binary enumerates class subsets; {k} classes are too many")
+    half = sum(counts) / 2
+    best, best_err = None, np.inf
+    for mask in range(1, 2 ** (k - 1)):  # the last class is always negative: no mirror sets
+        err = abs(sum(c for i, c in enumerate(counts) if mask >> i & 1) - half)
+        if err < best_err:
+            best, best_err = mask, err
+    return [i for i in range(k) if best >> i & 1]
 
 
 def _label_str(v) -> str:

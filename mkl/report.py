@@ -25,6 +25,8 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     for p in paths:
         with open(p) as fh:
             rec = json.load(fh)
+        if not isinstance(rec, dict) or "test" not in rec:
+            raise ValueError(f"{p} is not a fit record")
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
         row.update({m: rec["test"].get(m) for m in METRICS})
         row["n_selected"] = _scalar_mean(rec["fit"]["n_selected"])
@@ -34,8 +36,10 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row["converged"] = rec["fit"]["converged"]
         row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
         rows.append(row)
-    if not rows:
-        raise ValueError("no fit results to aggregate")
+    columns = ["dataset", "algorithm", "split", *METRICS, "n_selected", "spectral_ratio"]
+    columns += ["n_kernels", "seconds", "converged", "selected_params"]
+    if not rows:  # every dataset unavailable: empty tables that say so
+        return pd.DataFrame(columns=columns)
     return pd.DataFrame(rows).sort_values(["dataset", "algorithm", "split"], kind="stable")
 
 
@@ -73,24 +77,43 @@ def fmt_pm(mean, std, digits: int = 1) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
+NOT_AVAILABLE = "not available"
+
+
 def results_table(
-    summary: pd.DataFrame, metric: str = "accuracy", scale: float = 100.0
+    summary: pd.DataFrame,
+    metric: str = "accuracy",
+    scale: float = 100.0,
+    datasets: Sequence[str] | None = None,
+    algorithms: Sequence[str] | None = None,
+    unavailable: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale)."""
-    cells = summary.assign(
-        cell=[
-            fmt_pm(m * scale, s * scale)
-            for m, s in zip(summary[f"{metric}_mean"], summary[f"{metric}_std"], strict=True)
-        ]
-    )
-    table = cells.pivot(index="dataset", columns="algorithm", values="cell")
-    table = table.loc[summary["dataset"].unique(), summary["algorithm"].unique()]
-    table.columns.name = None
-    return table.reset_index()
+    """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale).
+    With ``datasets``/``algorithms`` the table has those rows and columns in
+    that order; datasets in ``unavailable`` read "not available"."""
+    datasets = list(datasets) if datasets is not None else list(summary["dataset"].unique())
+    algorithms = list(algorithms) if algorithms is not None else list(summary["algorithm"].unique())
+    rows = []
+    for ds in datasets:
+        row = {"dataset": ds}
+        for alg in algorithms:
+            hit = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
+            if ds in unavailable:
+                row[alg] = NOT_AVAILABLE
+            elif hit.empty:
+                row[alg] = "n/a"
+            else:
+                m, sd = hit[f"{metric}_mean"].iloc[0], hit[f"{metric}_std"].iloc[0]
+                row[alg] = fmt_pm(m * scale, sd * scale)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["dataset", *algorithms])
 
 
 def paper_comparison(
-    summary: pd.DataFrame, paper_results: pd.DataFrame, paper: Mapping
+    summary: pd.DataFrame,
+    paper_results: pd.DataFrame,
+    paper: Mapping,
+    unavailable: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Our cells beside the paper's for one experiment's ``paper`` section::
 
@@ -121,7 +144,7 @@ def paper_comparison(
                         "table": table,
                         "dataset": ds,
                         "algorithm": alg,
-                        "ours": fmt_pm(om, os_),
+                        "ours": NOT_AVAILABLE if ds in unavailable else fmt_pm(om, os_),
                         "paper": fmt_pm(pm, ps),
                         "difference": round(diff, 2) if np.isfinite(diff) else None,
                         "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
@@ -151,6 +174,16 @@ def plot_metric(
 
     datasets = list(summary["dataset"].unique())
     algorithms = list(summary["algorithm"].unique())
+    if not datasets:  # nothing was available: a figure that says so
+        fig, ax = plt.subplots(figsize=(4, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"{title}: no dataset available", ha="center", va="center")
+        for path in (path_png, path_pdf):
+            ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, format=ext, dpi=120)
+        plt.close(fig)
+        return
     width = 0.8 / max(len(algorithms), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
     x = np.arange(len(datasets))

@@ -52,6 +52,12 @@ EXPECTED = {
     "vowel": ((990, 10), [90] * 11),
     "madelon": ((2000, 500), [1000, 1000]),
     "mnist_test": ((10000, 784), [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]),
+    "iris_bin": ((150, 4), [100, 50]),
+    "wine_bin": ((178, 13), [107, 71]),
+    "glass_bin": ((214, 9), [108, 106]),
+    "vehicle_bin": ((846, 18), [417, 429]),
+    "vowel_bin": ((990, 10), [540, 450]),
+    "dna_bin": ((3186, 180), [1654, 1532]),
 }
 # similarity sets: (number of matrices, n, class counts), from MANIFEST.tsv
 EXPECTED_SIMILARITY = {
@@ -341,3 +347,15 @@ def test_balanced_splits_hold_equal_class_counts():
     again = make_splits(y, 3, 0.7, 3, seed=5, balanced=True)
     assert all(np.array_equal(a.train, b.train) for a, b in zip(splits, again, strict=True))
     assert not np.array_equal(splits[0].train, splits[1].train)
+
+
+def test_balanced_binary_picks_the_class_set_closest_to_half():
+    from mkl.datasets import balanced_binary_classes, map_labels
+
+    assert balanced_binary_classes([70, 76, 17, 13, 9, 29]) == [1, 2, 3]  # 106 of 214
+    assert balanced_binary_classes([90] * 11) == [0, 1, 2, 3, 4]
+    assert balanced_binary_classes([10, 10]) == [0]
+    y, names = map_labels(np.array(["a"] * 3 + ["b"] * 5 + ["c"] * 2), {"balanced_binary": True})
+    assert names == ["rest", "b"] and y.tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 0, 0]
+    with pytest.raises(ValueError, match="at least two classes"):
+        balanced_binary_classes([5])

@@ -1,4 +1,5 @@
 # Configuration loading and validation, and the functions that list targets.
+import json
 import yaml
 from pathlib import Path
 
@@ -17,7 +18,7 @@ validate(config, "../schemas/config.schema.yaml")
 EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
 REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
 # Library code each stage depends on: a change reruns that stage and what follows.
-KERNELS_SOURCE_HASH = mkl.source_hash("kernels", "bank", "datasets", "_io")
+KERNELS_SOURCE_HASH = mkl.source_hash("kernels", "bank", "datasets", "similarity", "_io")
 FIT_SOURCE_HASH = mkl.source_hash(exclude=("report",))
 REPORT_SOURCE_HASH = mkl.source_hash("report", "evaluate", "_io", exclude=())
 
@@ -61,15 +62,40 @@ wildcard_constraints:
     split="[0-9]+",
 
 
+def download_manifest(dataset):
+    """The download checkpoint's output: whether (and why not) a dataset is available."""
+    return checkpoints.download.get(dataset=dataset).output[0]
+
+
+def dataset_available(dataset):
+    with open(download_manifest(dataset)) as fh:
+        return json.load(fh).get("status", "available") != "unavailable"
+
+
 def fit_files(experiment):
+    """The fits of the experiment's available datasets; evaluated after the
+    download checkpoint, so an unavailable dataset drops out of the DAG (and is
+    reported as such by the aggregate) instead of failing the run."""
     exp = EXPERIMENTS[experiment]
     return expand(
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
         experiment=experiment,
-        dataset=exp["datasets"],
+        dataset=[ds for ds in exp["datasets"] if dataset_available(ds)],
         algorithm=list(exp["algorithms"]),
         split=range(exp["protocol"]["repetitions"]),
     )
+
+
+def mirror_copies(dataset):
+    """The mirror files of a dataset that exist now: a new copy reruns its download."""
+    found = []
+    for source in DATASETS[dataset].get("sources", []):
+        for f in source.get("files", [source]):
+            if f.get("mirror"):
+                for m in config.get("mirrors", []):
+                    if (Path(m) / f["mirror"]).is_file():
+                        found.append(str(Path(m) / f["mirror"]))
+    return found
 
 
 def experiment_targets(experiments):

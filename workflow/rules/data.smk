@@ -1,13 +1,18 @@
 # Raw files -> one normalised HDF5 per dataset -> seeded splits per experiment.
 
 
-rule download:
+# A checkpoint: a dataset that cannot be obtained gets a manifest saying so (and
+# one error line), and the experiments report it as not available. To retry a
+# download from the network, delete results/raw/{dataset}; a new mirror copy
+# reruns it by itself (mirror_copies).
+checkpoint download:
     output:
         "results/raw/{dataset}/manifest.json",
     params:
         entry=lambda w: DATASETS[w.dataset],
         mirrors=config.get("mirrors", []),
         timeout=config.get("download_timeout", 30),
+        mirror_copies=lambda w: mirror_copies(w.dataset),
     log:
         "results/logs/download/{dataset}.log",
     localrule: True

@@ -3,7 +3,8 @@
 
 rule aggregate:
     input:
-        lambda w: fit_files(w.experiment),
+        fits=lambda w: fit_files(w.experiment),
+        manifests=lambda w: [download_manifest(ds) for ds in EXPERIMENTS[w.experiment]["datasets"]],
     output:
         csv="results/tables/{experiment}/results.csv",
         md=report(

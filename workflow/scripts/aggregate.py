@@ -1,35 +1,52 @@
-"""Rule aggregate: fit records -> tables (mean ± std over splits; the paper's numbers beside)."""
+"""Rule aggregate: fit records -> tables (mean ± std over splits; the paper's
+numbers beside); datasets whose download manifest says unavailable are listed
+as "not available"."""
 
 from _common import run
 
 
 def main(snakemake, log):
+    import json
+
     import pandas as pd
 
     from mkl import report
 
     exp = snakemake.params.experiment
-    fits = report.collect_fits(snakemake.input)
+    unavailable = {}
+    for path in snakemake.input.manifests:
+        with open(path) as fh:
+            manifest = json.load(fh)
+        if manifest.get("status") == "unavailable":
+            unavailable[manifest["dataset"]] = manifest["reason"]
+    fits = report.collect_fits(snakemake.input.fits)
     fits.to_csv(snakemake.output.per_split, index=False)
     order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
     summary = report.summarise(fits, order)
     summary.to_csv(snakemake.output.csv, index=False)
-    table = report.results_table(summary, "accuracy")
+    table = report.results_table(
+        summary, "accuracy", 100.0, exp["datasets"], list(exp["algorithms"]), list(unavailable)
+    )
+    missing = "".join(f"\n- {ds}: {reason}" for ds, reason in unavailable.items())
     caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"
     caption += f"\n\n{exp.get('description', '')}"
+    if missing:
+        caption += f"\n\nNot available:{missing}"
     report.write_table(table, None, snakemake.output.md, caption)
     if "paper" in exp:
         ref = pd.read_csv(snakemake.params.paper_results)
-        comparison = report.paper_comparison(summary, ref, exp["paper"])
+        comparison = report.paper_comparison(summary, ref, exp["paper"], list(unavailable))
         caption = (
             f"# {exp['name']} beside {exp['paper']['name']} (paper numbers from "
             "paper_results.csv; beyond_2sd: |ours - paper| > 2 paper std)"
         )
+        if missing:
+            caption += f"\n\nNot available:{missing}"
     else:
         comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})
         caption = f"# {exp['name']}: no paper comparison"
     report.write_table(comparison, snakemake.output.paper_csv, snakemake.output.paper_md, caption)
-    log.info("aggregated %d fit records", len(fits))
+    log.info("aggregated %d fit records; not available: %s", len(fits), sorted(unavailable))
 
 
 run(snakemake, main)  # noqa: F821
