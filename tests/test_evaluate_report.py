@@ -15,7 +15,14 @@ from mkl.evaluate import (
     select_best,
 )
 from mkl.kernels import KernelSpec
-from mkl.report import collect_fits, paper_comparison, results_table, summarise
+from mkl.report import (
+    collect_fits,
+    paper_comparison,
+    paper_tables,
+    results_table,
+    summarise,
+    write_paper_tables,
+)
 
 from .conftest import random_problem
 
@@ -161,3 +168,62 @@ def test_tables_and_paper_comparison(tmp_path):
     assert list(cmp["beyond_2sd"]) == [False, True]
     assert list(cmp["difference"]) == [pytest.approx(1.0), pytest.approx(10.0)]
     assert cmp.loc[0, "paper"] == "70.0 ± 1.0"
+
+
+def test_paper_tables_in_the_papers_order_with_marks_and_missing_datasets(tmp_path):
+    summary = pd.DataFrame(
+        {
+            "dataset": ["a", "a", "b"],
+            "algorithm": ["u", "m", "u"],
+            "accuracy_mean": [0.9, 0.8, 0.5],
+            "accuracy_std": [0.01, 0.02, 0.05],
+            "n_splits": [3, 3, 3],
+        }
+    )
+    rows = [
+        ("a", "uw", "accuracy", 90.5, 1.0),
+        ("a", "uw", "f_score", 10.0, 1.0),  # another metric: ignored
+        ("a", "memo", "accuracy", 70.0, 2.0),
+        ("b", "uw", "accuracy", 51.0, 3.0),
+        ("c", "uw", "accuracy", 60.0, 3.0),
+    ]
+    ref = pd.DataFrame(
+        [
+            {
+                "paper": "p",
+                "table": "t",
+                "dataset": d,
+                "method": m,
+                "metric": k,
+                "mean": v,
+                "std": sd,
+                "note": "",
+            }
+            for d, m, k, v, sd in rows
+        ]
+    )
+    paper = {
+        "name": "p",
+        "tables": {"t": ["b", "a", "c"]},  # the paper's row order
+        "datasets": {"c": "c"},
+        "methods": {"m": "memo", "u": "uw"},
+    }
+    cmp = paper_comparison(summary, ref, paper, unavailable=["c"])
+    wide = paper_tables(cmp, paper)["t"]
+    assert list(wide["dataset"]) == ["b", "a", "c"] and list(wide.columns) == [
+        "dataset",
+        "memo",
+        "uw",
+    ]
+    assert wide.loc[1, "uw"] == "90.0 ± 1.0 (90.5 ± 1.0)"
+    assert wide.loc[1, "memo"] == "80.0 ± 2.0 (70.0 ± 2.0) *"  # 10 > 2 x 2
+    assert wide.loc[2, "uw"].startswith("not available (60.0 ± 3.0)")
+    write_paper_tables({"t": wide}, tmp_path / "p.md", tmp_path / "p.tex", "caption")
+    tex = (tmp_path / "p.tex").read_text()
+    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "±" not in tex
+    assert "## t" in (tmp_path / "p.md").read_text()
+    table = results_table(
+        summary, datasets=["a", "b", "c"], algorithms=["u", "m"], unavailable=["c"]
+    )
+    assert list(table.loc[2]) == ["c", "not available", "not available"]
+    assert table.loc[1, "m"] == "n/a"

@@ -85,6 +85,9 @@ def test_tiny_experiment_end_to_end(workdir):
     assert list(paper["dataset"]) == ["gmkl_toy1", "sonar"]
     md = (workdir / "results" / "tables" / "tiny" / "results.md").read_text()
     assert "nan" not in md.lower() and "±" in md
+    wide = (workdir / "results" / "tables" / "tiny" / "paper_tables.md").read_text()
+    assert "## table4" in wide and "(66.3 ± 5.3)" in wide  # ours (the paper's toy1 uniform)
+    assert "tabular" in (workdir / "results" / "tables" / "tiny" / "paper_tables.tex").read_text()
     for ext in ("png", "pdf"):
         assert (workdir / "results" / "figures" / "tiny" / f"accuracy.{ext}").stat().st_size > 1000
     # every job wrote one log; nothing temporary left behind

@@ -21,6 +21,13 @@ rule aggregate:
             category="{experiment}",
             subcategory="tables",
         ),
+        paper_tables_md=report(
+            "results/tables/{experiment}/paper_tables.md",
+            caption="../report/paper_tables.rst",
+            category="{experiment}",
+            subcategory="tables",
+        ),
+        paper_tables_tex="results/tables/{experiment}/paper_tables.tex",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         paper_results=config.get("paper_results", "resources/paper_results.csv"),

@@ -42,10 +42,22 @@ def main(snakemake, log):
         )
         if missing:
             caption += f"\n\nNot available:{missing}"
+        tables = report.paper_tables(comparison, exp["paper"])
+        wide_caption = (
+            f"# {exp['name']}: ours (paper), test {exp['paper'].get('metric', 'accuracy')} in %, "
+            "mean ± std over splits; * where the two differ by more than two of the paper's "
+            f"standard deviations.\n\n{exp.get('description', '')}"
+        )
+        if missing:
+            wide_caption += f"\n\nNot available:{missing}"
     else:
         comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})
-        caption = f"# {exp['name']}: no paper comparison"
+        caption = wide_caption = f"# {exp['name']}: no paper comparison"
+        tables = {}
     report.write_table(comparison, snakemake.output.paper_csv, snakemake.output.paper_md, caption)
+    report.write_paper_tables(
+        tables, snakemake.output.paper_tables_md, snakemake.output.paper_tables_tex, wide_caption
+    )
     log.info("aggregated %d fit records; not available: %s", len(fits), sorted(unavailable))
 
 
