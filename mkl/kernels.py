@@ -268,20 +268,30 @@ def compute_bank(
     for m, spec in enumerate(specs):
         Ktr = kernel_function(spec, X_train, X_train, same=True)
         Kte = kernel_function(spec, X_test, X_train) if test is not None else None
+        diagonals = None
         if spec.normalise == "unit_diagonal":
-            dtr = self_similarity(spec, X_train)
-            Ktr = cosine_normalise(Ktr, dtr, dtr)
-            if Kte is not None:
-                Kte = cosine_normalise(Kte, self_similarity(spec, X_test), dtr)
-        else:
-            factors[m] = normalisation_factor(Ktr, spec.normalise)
-            Ktr /= factors[m]
-            if Kte is not None:
-                Kte /= factors[m]
-        train[m] = Ktr
+            d_test = self_similarity(spec, X_test) if test is not None else None
+            diagonals = (self_similarity(spec, X_train), d_test)
+        train[m], Kte, factors[m] = _normalise_blocks(spec.normalise, Ktr, Kte, diagonals)
         if test is not None:
             test[m] = Kte
     return train, test, factors
+
+
+def _normalise_blocks(how: str, K_train, K_test, diagonals=None):
+    """Normalise a training block and its test block with statistics of the
+    training block: the cosine normalisation by the self-similarities
+    ``diagonals`` = (training, test), or a scalar divisor. Returns
+    (K_train, K_test, divisor)."""
+    if how == "unit_diagonal":
+        d_tr, d_te = diagonals
+        K_test = None if K_test is None else cosine_normalise(K_test, d_te, d_tr)
+        return cosine_normalise(K_train, d_tr, d_tr), K_test, 1.0
+    factor = normalisation_factor(K_train, how)
+    K_train /= factor
+    if K_test is not None:
+        K_test /= factor
+    return K_train, K_test, factor
 
 
 def similarity_bank(
@@ -310,17 +320,9 @@ def similarity_bank(
         Si = S[int(spec.param)]
         Ktr = Si[np.ix_(tr, tr)].astype(np.float64)
         Kte = None if te is None else Si[np.ix_(te, tr)].astype(np.float64)
-        if spec.normalise == "unit_diagonal":
-            d = np.diag(Si)
-            Ktr = cosine_normalise(Ktr, d[tr], d[tr])
-            if Kte is not None:
-                Kte = cosine_normalise(Kte, d[te], d[tr])
-        else:
-            factors[m] = normalisation_factor(Ktr, spec.normalise)
-            Ktr /= factors[m]
-            if Kte is not None:
-                Kte /= factors[m]
-        train[m] = Ktr
+        d = np.diag(Si)
+        diagonals = (d[tr], None if te is None else d[te])
+        train[m], Kte, factors[m] = _normalise_blocks(spec.normalise, Ktr, Kte, diagonals)
         if test is not None:
             test[m] = Kte
     return train, test, factors
