@@ -142,18 +142,11 @@ def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> l
             tried.append(f"package {pkg}: not installed")
     for url in [file["url"]] if isinstance(file.get("url"), str) else file.get("url") or []:
         candidates.append((url, "url"))
-    if not candidates and file.get("canonical_url"):
-        tried.append(f"no copy in the mirrors (canonical source: {file['canonical_url']})")
     for where, kind in candidates:
         try:
             if kind == "path":
                 if not os.path.isfile(where):
-                    hint = (
-                        f" (canonical source: {file['canonical_url']})"
-                        if file.get("canonical_url")
-                        else ""
-                    )
-                    tried.append(f"{where}: not found{hint}")
+                    tried.append(f"{where}: not found")
                     continue
                 with open(where, "rb") as fh:
                     reason = _copy_verified(fh.read, dest, file["sha256"])
@@ -165,6 +158,8 @@ def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> l
         if reason is None:
             return []
         tried.append(f"{where}: {reason}")
+    if file.get("canonical_url"):  # where to get it by hand (never fetched: see the registry)
+        tried.append(f"canonical source: {file['canonical_url']}")
     return tried
 
 

@@ -86,8 +86,22 @@ class Spectra:
 _CACHE: dict[int, Spectra] = {}
 
 
+def symmetric_eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix by LAPACK.
+    The default driver (syevr) occasionally stops with "Internal Error" on
+    matrices with clustered eigenvalues (seen on ESKL iterates); the
+    divide-and-conquer driver (syevd) is tried next, then the QR one (syev)."""
+    A = np.asarray(A, dtype=np.float64)
+    for driver in ("evr", "evd", "ev"):
+        try:
+            return scipy.linalg.eigh(A, driver=driver)
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("eigendecomposition failed with every LAPACK driver")
+
+
 def eigendecompose(S: np.ndarray) -> Spectra:
-    """Eigendecomposition of each S_m by ``scipy.linalg.eigh`` (in float64)."""
+    """Eigendecomposition of each S_m (in float64, :func:`symmetric_eigh`)."""
     S = np.asarray(S)
     if S.ndim == 2:
         S = S[None]
@@ -95,7 +109,7 @@ def eigendecompose(S: np.ndarray) -> Spectra:
     values = np.empty((M, n))
     vectors = np.empty((M, n, n))
     for m in range(M):
-        values[m], vectors[m] = scipy.linalg.eigh(np.asarray(S[m], dtype=np.float64))
+        values[m], vectors[m] = symmetric_eigh(S[m])
     return Spectra(values, vectors)
 
 

@@ -63,7 +63,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
 from ..kernels import spectral_ratio
-from ..similarity import TRANSFORMS, from_spectrum, spectra, test_map, transform_spectrum
+from ..similarity import (
+    TRANSFORMS,
+    from_spectrum,
+    spectra,
+    symmetric_eigh,
+    test_map,
+    transform_spectrum,
+)
 from ..svm import primal_objective, solve_svm_dual
 from .l1 import LevelMKL
 
@@ -236,7 +243,7 @@ class IndSVM(MKLClassifier):
 
     def _prepare(self, K, K_mean):
         S = (K_mean + K_mean.T) / 2
-        lam, V = scipy.linalg.eigh(S)
+        lam, V = symmetric_eigh(S)
         return S, from_spectrum(V, np.maximum(lam, 0.0))
 
     def _fit_binary(self, K, y, K_mean):
@@ -247,7 +254,7 @@ class IndSVM(MKLClassifier):
 
         def inner(alpha):  # K*(alpha), g(alpha) and its gradient
             v = y * alpha
-            lam, V = scipy.linalg.eigh(S + np.outer(v, v) / (4.0 * rho))
+            lam, V = symmetric_eigh(S + np.outer(v, v) / (4.0 * rho))
             Kstar = from_spectrum(V, np.maximum(lam, 0.0))
             Kv = Kstar @ v
             g = alpha.sum() - 0.5 * v @ Kv + rho * float(np.sum((Kstar - S) ** 2))
@@ -334,7 +341,7 @@ def loss_and_subgradient(D: np.ndarray, loss: str) -> tuple[float, np.ndarray]:
 def entropic_kernel(H: np.ndarray, tau: float) -> np.ndarray:
     """tau exp(H) / tr exp(H): the PSD matrix of trace tau whose log is H (up to
     a multiple of I), by one symmetric eigendecomposition."""
-    w, V = scipy.linalg.eigh((H + H.T) / 2)
+    w, V = symmetric_eigh((H + H.T) / 2)
     e = np.exp(w - w.max())
     return from_spectrum(V, tau * e / e.sum())
 
