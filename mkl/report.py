@@ -266,3 +266,50 @@ def plot_metric(
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=ext, dpi=120)
     plt.close(fig)
+
+
+def plot_weights(
+    series: Mapping[str, Sequence[float]],
+    kernel_labels: Sequence[str],
+    path_png,
+    path_pdf,
+    title: str = "",
+) -> None:
+    """Kernel weights, one line per series (algorithm or hyperparameter value),
+    kernels in the bank's order on the x axis (the papers' weight figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    M = len(kernel_labels)
+    fig, ax = plt.subplots(figsize=(min(14.0, 4 + 0.25 * M) if M <= 30 else 14.0, 4.4))
+    x = np.arange(1, M + 1)
+    for name, w in series.items():
+        if len(w) != M:
+            raise ValueError(f"series {name!r} has {len(w)} weights for {M} kernels")
+        ax.plot(x, w, marker="o", markersize=3, linewidth=1, label=name)
+    if M <= 30:
+        short = [
+            lab.replace("homogeneous_polynomial", "hpk").replace("@all", "")
+            for lab in kernel_labels
+        ]
+        ax.set_xticks(x, short, rotation=90, fontsize="small")
+    else:
+        ax.set_xlabel("kernel (bank order)")
+    ax.set_ylabel("weight")
+    ax.legend(
+        fontsize="small",
+        ncol=min(len(series), 5),
+        frameon=False,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+    )
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    for path in (path_png, path_pdf):
+        ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=120)
+    plt.close(fig)

@@ -1,5 +1,6 @@
 """Runs the Snakemake workflow end to end on a tiny experiment in a temporary directory."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,15 @@ TINY = {
         "linear": {"select": {"family": "linear", "feature": -1}, "grid": {"C": [0.1, 10]}},
         "easymkl": {"exclude": {"family": "linear"}, "grid": {"lam": [0.1, 0.9]}},
         "memo": {"exclude": {"family": "linear"}, "params": {"C": 10}, "grid": {"theta": [0, 1]}},
+    },
+    "figures": {
+        "weights": {
+            "dataset": "gmkl_toy1",
+            "series": {
+                "MEMO": {"algorithm": "memo", "params": {"theta": 0.0}},
+                "EasyMKL": {"algorithm": "easymkl", "params": {"lam": 0.5}},
+            },
+        }
     },
     "paper": {
         "name": "yang2011_gmkl",
@@ -88,6 +98,11 @@ def test_tiny_experiment_end_to_end(workdir):
     wide = (workdir / "results" / "tables" / "tiny" / "paper_tables.md").read_text()
     assert "## table4" in wide and "(66.3 ± 5.3)" in wide  # ours (the paper's toy1 uniform)
     assert "tabular" in (workdir / "results" / "tables" / "tiny" / "paper_tables.tex").read_text()
+    weights = json.loads((workdir / "results" / "figures" / "tiny" / "weights.json").read_text())
+    assert set(weights["weights"]) == {"MEMO", "EasyMKL"} and len(weights["kernels"]) == 3
+    for w in weights["weights"].values():
+        assert abs(sum(w) - 1) < 1e-9 and min(w) >= 0
+    assert (workdir / "results" / "figures" / "tiny" / "weights.pdf").stat().st_size > 1000
     for ext in ("png", "pdf"):
         assert (workdir / "results" / "figures" / "tiny" / f"accuracy.{ext}").stat().st_size > 1000
     # every job wrote one log; nothing temporary left behind

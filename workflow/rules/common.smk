@@ -21,6 +21,7 @@ REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
 KERNELS_SOURCE_HASH = mkl.source_hash("kernels", "bank", "datasets", "similarity", "_io")
 FIT_SOURCE_HASH = mkl.source_hash(exclude=("report",))
 REPORT_SOURCE_HASH = mkl.source_hash("report", "evaluate", "_io", exclude=())
+ALL_SOURCE_HASH = mkl.source_hash(exclude=())  # stages that fit and plot
 
 
 def _load_yaml(path):
@@ -40,6 +41,15 @@ def _load_experiment(path):
     for ds in exp["datasets"]:
         if ds not in DATASETS:
             raise WorkflowError(f"{path}: dataset {ds!r} is not in {REGISTRY_FILE}")
+    for fig, spec in exp.get("figures", {}).items():
+        if spec["dataset"] not in exp["datasets"]:
+            raise WorkflowError(f"{path}: figure {fig!r} uses dataset {spec['dataset']!r}, not listed")
+        for label, series in spec["series"].items():
+            if series["algorithm"] not in exp["algorithms"]:
+                raise WorkflowError(
+                    f"{path}: figure {fig!r} series {label!r} names algorithm "
+                    f"{series['algorithm']!r}, not one of this experiment's"
+                )
     for alg, spec in exp["algorithms"].items():
         if spec.get("estimator", alg) not in mkl.ALGORITHMS:
             raise WorkflowError(
@@ -108,5 +118,6 @@ def experiment_targets(experiments):
             f"results/tables/{e}/results.md",
             f"results/tables/{e}/paper.md",
             f"results/figures/{e}/accuracy.png",
+            *(f"results/figures/{e}/{f}.png" for f in EXPERIMENTS[e].get("figures", {})),
         )
     ]

@@ -64,6 +64,35 @@ rule figures:
         "../scripts/figures.py"
 
 
+rule weights_figure:
+    input:
+        bank=lambda w: "results/kernels/{experiment}/{dataset}/{split}.h5".format(
+            experiment=w.experiment,
+            dataset=EXPERIMENTS[w.experiment]["figures"][w.figure]["dataset"],
+            split=EXPERIMENTS[w.experiment]["figures"][w.figure].get("split", 0),
+        ),
+    output:
+        png=report(
+            "results/figures/{experiment}/{figure}.png",
+            caption="../report/weights.rst",
+            category="{experiment}",
+            subcategory="figures",
+        ),
+        pdf="results/figures/{experiment}/{figure}.pdf",
+        json="results/figures/{experiment}/{figure}.json",
+    wildcard_constraints:
+        figure="(?!accuracy$)[A-Za-z0-9_]+",
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+        mkl_hash=ALL_SOURCE_HASH,
+    log:
+        "results/logs/weights_figure/{experiment}/{figure}.log",
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/weights_figure.py"
+
+
 for _experiment in EXPERIMENTS:
 
     rule:

@@ -1,0 +1,40 @@
+"""Rule weights_figure: fit each series' algorithm on one split's training block
+and plot the kernel weights side by side (the weights also go to JSON)."""
+
+from _common import run
+
+
+def main(snakemake, log):
+    import warnings
+
+    import mkl
+    from mkl import report
+    from mkl._io import write_json
+    from mkl.bank import KernelBank
+
+    exp = snakemake.params.experiment
+    spec = exp["figures"][snakemake.wildcards.figure]
+    full = KernelBank.load(snakemake.input.bank)
+    series, labels = {}, None
+    for name, s in spec["series"].items():
+        cfg = exp["algorithms"][s["algorithm"]]
+        bank = full
+        if "select" in cfg or "exclude" in cfg:
+            bank = full.select(include=cfg.get("select"), exclude=cfg.get("exclude"))
+        params = {**cfg.get("params", {}), **s.get("params", {})}
+        est = mkl.make_estimator(cfg.get("estimator", s["algorithm"]), **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(bank.train, bank.y_train)
+        if labels is None:
+            labels = bank.labels()
+        elif labels != bank.labels():
+            raise ValueError(f"figure series {name!r} uses a different kernel selection")
+        series[name] = [float(w) for w in est.weights_.ravel()]
+        log.info("%s: %s, %d kernels selected", name, params, est.n_selected_)
+    title = spec.get("title", f"{exp['name']}: {spec['dataset']}")
+    report.plot_weights(series, labels, snakemake.output.png, snakemake.output.pdf, title)
+    write_json(snakemake.output.json, {"kernels": labels, "weights": series, "figure": spec})
+
+
+run(snakemake, main)  # noqa: F821
