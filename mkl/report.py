@@ -228,11 +228,7 @@ def plot_metric(
         fig, ax = plt.subplots(figsize=(4, 1.5))
         ax.axis("off")
         ax.text(0.5, 0.5, f"{title}: no dataset available", ha="center", va="center")
-        for path in (path_png, path_pdf):
-            ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
-            with atomic_path(path) as tmp:
-                fig.savefig(tmp, format=ext, dpi=120)
-        plt.close(fig)
+        _save_figure(fig, path_png, path_pdf)
         return
     width = 0.8 / max(len(algorithms), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
@@ -261,11 +257,7 @@ def plot_metric(
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    for path in (path_png, path_pdf):
-        ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=ext, dpi=120)
-    plt.close(fig)
+    _save_figure(fig, path_png, path_pdf)
 
 
 def plot_weights(
@@ -308,6 +300,13 @@ def plot_weights(
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+def _save_figure(fig, path_png, path_pdf) -> None:
+    """Write a figure as PNG and PDF, each atomically, and release it."""
+    import matplotlib.pyplot as plt
+
     for path in (path_png, path_pdf):
         ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
         with atomic_path(path) as tmp:
