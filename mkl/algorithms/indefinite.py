@@ -57,7 +57,6 @@ import warnings
 from types import SimpleNamespace
 
 import numpy as np
-import scipy.linalg
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
@@ -125,13 +124,12 @@ class EigenTransformSVM(MKLClassifier):
         sp = spectra(K)
         M, n, _ = K.shape
         K_psd = np.zeros((n, n))
-        maps = np.empty((M, n, n))
+        # shift: K = S - delta I, so test similarities are used as they are (no map)
+        maps = None if self.transform == "shift" else np.empty((M, n, n))
         for m in range(M):
             mu = transform_spectrum(sp.values[m], self.transform)
             K_psd += from_spectrum(sp.vectors[m], mu) / M
-            if self.transform == "shift":  # K = S - delta I: test similarities as they are
-                maps[m] = np.eye(n)
-            else:
+            if maps is not None:
                 maps[m] = test_map(sp.vectors[m], sp.values[m], mu)
         return (K_psd + K_psd.T) / 2, maps
 
@@ -140,7 +138,8 @@ class EigenTransformSVM(MKLClassifier):
         M = K.shape[0]
         sol = solve_svm_dual(K_psd, y, self.C, self.tol)
         history = [{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}]
-        test_coef = maps @ sol.dual_coef  # (M, n): P_i applied to the coefficients
+        # (M, n): P_i applied to the coefficients; None: every kernel uses dual_coef
+        test_coef = None if maps is None else maps @ sol.dual_coef
         return _fit_from_svm(
             np.full(M, 1.0 / M), sol, K_psd, sol.objective, history, test_coef=test_coef
         )
@@ -252,24 +251,27 @@ class IndSVM(MKLClassifier):
         S, S_denoised = self._shared
         rho = float(self.rho)
 
-        def inner(alpha):  # K*(alpha), g(alpha) and its gradient
+        def inner(alpha):
+            """K*(alpha), g(alpha), its gradient, rho ||K* - S||^2 and K*'s largest eigenvalue."""
             v = y * alpha
             lam, V = symmetric_eigh(S + np.outer(v, v) / (4.0 * rho))
-            Kstar = from_spectrum(V, np.maximum(lam, 0.0))
+            lam = np.maximum(lam, 0.0)
+            Kstar = from_spectrum(V, lam)
             Kv = Kstar @ v
-            g = alpha.sum() - 0.5 * v @ Kv + rho * float(np.sum((Kstar - S) ** 2))
-            return Kstar, float(g), 1.0 - y * Kv
+            penalty = rho * float(np.sum((Kstar - S) ** 2))
+            g = alpha.sum() - 0.5 * v @ Kv + penalty
+            return Kstar, float(g), 1.0 - y * Kv, penalty, float(lam[-1])
 
         alpha = solve_svm_dual(S_denoised, y, C, self.svm_tol).alpha
-        Kstar, g, grad = inner(alpha)
-        step = 1.0 / max(float(np.abs(scipy.linalg.eigvalsh(Kstar)).max()), 1e-300)
+        Kstar, g, grad, penalty, lam_max = inner(alpha)
+        step = 1.0 / max(lam_max, 1e-300)
         best_upper, best = np.inf, None
         history, converged = [], False
         for it in range(1, self.max_iter + 1):
             # upper bound f(K*(alpha)) >= min f, with omega bounded by the SVM primal
             sol = solve_svm_dual(Kstar, y, C, self.svm_tol)
             omega_upper = primal_objective(Kstar, y, C, sol)
-            upper = omega_upper + rho * float(np.sum((Kstar - S) ** 2))
+            upper = omega_upper + penalty
             if upper < best_upper:
                 best_upper, best = upper, (Kstar, sol)
             gap = max(best_upper - g, 0.0) / max(abs(best_upper), 1e-300)
@@ -292,7 +294,7 @@ class IndSVM(MKLClassifier):
             accepted = False
             for _ in range(30):
                 trial = project_svm_set(alpha + step * grad, y, C)
-                K_t, g_t, grad_t = inner(trial)
+                K_t, g_t, grad_t, penalty_t, _ = inner(trial)
                 if g_t >= g + 1e-4 * float(grad @ (trial - alpha)) and g_t > g:
                     accepted = True
                     break
@@ -300,7 +302,7 @@ class IndSVM(MKLClassifier):
             if not accepted:  # no ascent left at this precision: the gap is what it is
                 history[-1]["stalled"] = True
                 break
-            alpha, Kstar, g, grad = trial, K_t, g_t, grad_t
+            alpha, Kstar, g, grad, penalty = trial, K_t, g_t, grad_t, penalty_t
             step *= 1.5
         if not converged:
             warnings.warn(
