@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .kernels import KernelSpec, kernel_function
+
 TRANSFORMS = ("denoise", "flip", "shift")
 GENERATORS = ("perturbed_gaussian", "sigmoid")
 RANK_TOL = 1e-10
@@ -60,9 +62,7 @@ def generate_similarity(X: np.ndarray, generator: str, **params) -> np.ndarray:
         noise = float(params.get("noise", 0.1))
         if width <= 0 or noise < 0:
             raise ValueError(f"perturbed_gaussian needs width > 0 and noise >= 0, got {params}")
-        sq = (X * X).sum(1)
-        d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
-        S = np.exp(-d2 / (2.0 * width**2))
+        S = kernel_function(KernelSpec("gaussian", width), X, X, same=True)
         E = np.random.default_rng(int(params.get("seed", 0))).standard_normal(S.shape)
         E = np.triu(E, 1)
         return S + noise * (E + E.T)
