@@ -360,7 +360,7 @@ class MEMO(MKLClassifier):
             slope = float(pt["mu"] @ direction**2)  # dPsi/deta at eta = 0
             if step is None:  # first step: beta moves by at most 1
                 eta = 1.0 / max(float(np.ptp(g)), 1e-300)
-            else:  # the last step, doubled if it was accepted at its first trial
+            else:  # the last step, grown if it was accepted at its first trial
                 eta = self.GROWTH * step if grow else step
             new = None
             for attempt in range(self.MAX_HALVINGS):
