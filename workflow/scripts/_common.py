@@ -36,3 +36,11 @@ def run(snakemake, main):
         log.exception("unexpected error")
         raise
     log.info("done")
+
+
+def algorithm_bank(bank, cfg):
+    """The kernels an experiment's algorithm entry uses: its ``select`` /
+    ``exclude`` criteria applied to the bank (the bank itself if it has none)."""
+    if "select" in cfg or "exclude" in cfg:
+        return bank.select(include=cfg.get("select"), exclude=cfg.get("exclude"))
+    return bank

@@ -2,7 +2,7 @@
 
 from functools import partial
 
-from _common import run
+from _common import algorithm_bank, run
 
 
 def main(snakemake, log):
@@ -15,8 +15,7 @@ def main(snakemake, log):
     w = snakemake.wildcards
     cfg = snakemake.params.algorithm
     bank = KernelBank.load(snakemake.input.bank)
-    if "select" in cfg or "exclude" in cfg:
-        bank = bank.select(include=cfg.get("select"), exclude=cfg.get("exclude"))
+    bank = algorithm_bank(bank, cfg)
     folds = load_split(snakemake.input.splits, int(w.split)).folds
     make = partial(mkl.make_estimator, cfg.get("estimator", w.algorithm), **cfg.get("params", {}))
     record = evaluate_split(make, bank, folds, cfg.get("grid", {}), snakemake.params.metric)

@@ -1,7 +1,7 @@
 """Rule weights_figure: fit each series' algorithm on one split's training block
 and plot the kernel weights side by side (the weights also go to JSON)."""
 
-from _common import run
+from _common import algorithm_bank, run
 
 
 def main(snakemake, log):
@@ -18,9 +18,7 @@ def main(snakemake, log):
     series, labels = {}, None
     for name, s in spec["series"].items():
         cfg = exp["algorithms"][s["algorithm"]]
-        bank = full
-        if "select" in cfg or "exclude" in cfg:
-            bank = full.select(include=cfg.get("select"), exclude=cfg.get("exclude"))
+        bank = algorithm_bank(full, cfg)
         params = {**cfg.get("params", {}), **s.get("params", {})}
         est = mkl.make_estimator(cfg.get("estimator", s["algorithm"]), **params)
         with warnings.catch_warnings():
