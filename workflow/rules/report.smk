@@ -81,7 +81,7 @@ rule weights_figure:
         pdf="results/figures/{experiment}/{figure}.pdf",
         json="results/figures/{experiment}/{figure}.json",
     wildcard_constraints:
-        figure="(?!accuracy$)[A-Za-z0-9_]+",
+        figure=r"(?!accuracy\b)[A-Za-z0-9_]+",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         mkl_hash=ALL_SOURCE_HASH,
