@@ -26,8 +26,8 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 import mkl
-from mkl.datasets import gmkl_toy
 from mkl.kernels import KernelSpec, compute_bank
+from mkl.synthetic import gmkl_toy
 
 DEFAULT_ALGORITHMS = [
     "uniform",

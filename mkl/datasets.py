@@ -1,6 +1,6 @@
 """Datasets: the registry (``config/datasets.yaml``), downloads checked by sha256,
 parsers for the raw formats, feature scaling with training statistics, seeded
-stratified splits with inner CV folds, and the papers' synthetic data.
+stratified splits with inner CV folds (the synthetic data are in ``synthetic``).
 
 Registry entry (one per dataset)::
 
@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
+from . import synthetic
 from ._io import atomic_path, write_json
 
 CHUNK = 1 << 20
@@ -83,9 +84,13 @@ def _source_files(source: Mapping) -> list[dict]:
     out = []
     for f in files:
         f = dict(f)
-        where = f.get("mirror") or f.get("package_file") or f.get("url")
+        # a file known only by its canonical page (no copy obtainable offline, its
+        # layout unverified) is still listed, so its failure names where to look
+        where = f.get("mirror") or f.get("package_file") or f.get("url") or f.get("canonical_url")
         if where is None:
-            raise ValueError(f"registry file entry {f} names no mirror path, package file or url")
+            raise ValueError(
+                f"registry file entry {f} names no mirror path, package file, url or canonical url"
+            )
         f.setdefault("sha256", None)  # unknown: accepted once, its hash recorded
         f.setdefault("name", Path(where if isinstance(where, str) else where[0]).name)
         out.append(f)
@@ -158,6 +163,8 @@ def _try_file(file: Mapping, dest: Path, mirrors: Sequence, timeout: float) -> l
         if reason is None:
             return []
         tried.append(f"{where}: {reason}")
+    if not candidates:
+        tried.append("no copy is known (not in any mirror, no download url)")
     if file.get("canonical_url"):  # where to get it by hand (never fetched: see the registry)
         tried.append(f"canonical source: {file['canonical_url']}")
     return tried
@@ -410,40 +417,6 @@ PARSERS = {
 
 
 # --------------------------------------------------------------------------- #
-# Synthetic data of the papers                                                #
-# --------------------------------------------------------------------------- #
-def gmkl_toy(example: int = 1, n: int = 300, n_features: int = 20, seed: int = 0):
-    """Yang et al. 2011, eqs. (28)-(29): x ~ U[0,1]^20, eps ~ N(0,1),
-    toy 1: y = sign(sum_{j<=3} f1(x_j) + eps); toy 2 adds f2 on features 4-6,
-    f3 on 7-9 and f4 on 10-12."""
-    if example not in (1, 2):
-        raise ValueError(f"GMKL toy example must be 1 or 2, got {example!r}")
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(0.0, 1.0, size=(n, n_features))
-    f1 = lambda a: -2 * np.sin(2 * a) + 1 - np.cos(2)  # noqa: E731
-    f2 = lambda a: a**2 - 1 / 3  # noqa: E731
-    f3 = lambda a: a - 0.5  # noqa: E731
-    f4 = lambda a: np.exp(-a) + np.exp(-1) - 1  # noqa: E731
-    s = f1(X[:, 0:3]).sum(1)
-    if example == 2:
-        s += f2(X[:, 3:6]).sum(1) + f3(X[:, 6:9]).sum(1) + f4(X[:, 9:12]).sum(1)
-    s += rng.normal(size=n)
-    return X, np.where(s >= 0, 1, -1)
-
-
-def smkl_toy(n: int = 500, n_features: int = 40, n_relevant: int = 34, seed: int = 0):
-    """Xu et al. 2010, toy data: 500 points in 40 dimensions, label from the
-    mean of the first 34 features, the last 6 irrelevant. The paper does not
-    name the feature distribution: we draw x ~ N(0, I) (documented choice)."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, n_features))
-    return X, np.where(X[:, :n_relevant].mean(1) >= 0, 1, -1)
-
-
-GENERATORS = {"gmkl_toy": gmkl_toy, "smkl_toy": smkl_toy}
-
-
-# --------------------------------------------------------------------------- #
 # Normalise: raw files -> results/data/{dataset}.h5                           #
 # --------------------------------------------------------------------------- #
 @dataclass
@@ -573,7 +546,7 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
     S, sim_names = None, None
     if fmt == "generated":
         src = manifest["source"]
-        gen = GENERATORS.get(src.get("generator"))
+        gen = synthetic.GENERATORS.get(src.get("generator"))
         if gen is None:
             raise ValueError(f"dataset {name!r}: unknown generator {src.get('generator')!r}")
         X, y_raw = gen(**src.get("params", {}))

@@ -80,6 +80,8 @@ def fmt_pm(mean, std, digits: int = 1) -> str:
 NOT_AVAILABLE = "not available"
 # our metric name -> the name in paper_results.csv
 PAPER_METRIC_NAMES = {"f1": "f_score"}
+# what a paper reports of a metric's mean (the std is unchanged by both)
+TRANSFORMS = {"none": lambda m: m, "one_minus": lambda m: 1.0 - m}
 
 
 def results_table(
@@ -89,12 +91,16 @@ def results_table(
     datasets: Sequence[str] | None = None,
     algorithms: Sequence[str] | None = None,
     unavailable: Sequence[str] = (),
+    not_run: Iterable[tuple[str, str]] = (),
 ) -> pd.DataFrame:
     """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale).
     With ``datasets``/``algorithms`` the table has those rows and columns in
-    that order; datasets in ``unavailable`` read "not available"."""
+    that order; datasets in ``unavailable`` read "not available", and the
+    (dataset, algorithm) pairs in ``not_run`` (an algorithm restricted to other
+    datasets) read "-"."""
     datasets = list(datasets) if datasets is not None else list(summary["dataset"].unique())
     algorithms = list(algorithms) if algorithms is not None else list(summary["algorithm"].unique())
+    not_run = set(not_run)
     rows = []
     for ds in datasets:
         row = {"dataset": ds}
@@ -102,6 +108,8 @@ def results_table(
             hit = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
             if ds in unavailable:
                 row[alg] = NOT_AVAILABLE
+            elif (ds, alg) in not_run:
+                row[alg] = "-"
             elif hit.empty:
                 row[alg] = "n/a"
             else:
@@ -125,9 +133,12 @@ def paper_comparison(
             methods: {uniform: uniform}}              # our algorithm -> paper's method
     """
     metric, scale = paper.get("metric", "accuracy"), float(paper.get("scale", 100.0))
+    # a paper may report a transform of our metric: one_minus -> 1 - mean (Kloft's 1 - MCC)
+    transform = TRANSFORMS[paper.get("transform", "none")]
     ref = paper_results[paper_results["paper"] == paper["name"]]
     if "metric" in ref:  # papers that report several metrics per cell (Kundu et al.)
-        ref = ref[ref["metric"] == PAPER_METRIC_NAMES.get(metric, metric)]
+        name = paper.get("paper_metric", PAPER_METRIC_NAMES.get(metric, metric))
+        ref = ref[ref["metric"] == name]
     rows = []
     for table, datasets in paper["tables"].items():
         for ds in datasets:
@@ -139,7 +150,7 @@ def paper_comparison(
                 ]
                 if theirs.empty:
                     continue
-                om = ours[f"{metric}_mean"].iloc[0] * scale if len(ours) else np.nan
+                om = transform(ours[f"{metric}_mean"].iloc[0]) * scale if len(ours) else np.nan
                 os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
                 pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
                 diff = om - pm
@@ -297,6 +308,123 @@ def plot_weights(
         loc="lower center",
         bbox_to_anchor=(0.5, 1.0),
     )
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+METRIC_LABELS = {
+    "accuracy": "test accuracy",
+    "f1": "test F1",
+    "mcc": "test MCC",
+    "auc": "test AUC",
+    "n_selected": "kernels selected",
+    "seconds": "fit time (s)",
+    "spectral_ratio": "spectral ratio",
+    "in_F": "fit time in units of F",
+}
+
+
+def _mean_std_rows(fits: pd.DataFrame, metric: str, line: str, x: float, mask) -> dict | None:
+    vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
+    if vals.empty:
+        return None
+    return {
+        "metric": metric,
+        "line": line,
+        "x": float(x),
+        "mean": float(vals.mean()),
+        "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
+        "n": int(len(vals)),
+    }
+
+
+def sweep_curves(
+    fits: pd.DataFrame,
+    members: Sequence[tuple[str, float]],
+    datasets: Sequence[str],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """A metric against a swept parameter (e.g. GMKL's v): one line per dataset,
+    one point per (algorithm name, value) in ``members``; mean and std over
+    splits. Points with no fits (an unavailable dataset) are left out."""
+    rows = []
+    for metric in metrics:
+        for ds in datasets:
+            for alg, value in members:
+                mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
+                row = _mean_std_rows(fits, metric, ds, value, mask)
+                if row:
+                    rows.append(row)
+    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
+
+
+def dataset_curves(
+    fits: pd.DataFrame,
+    x_of_dataset: Mapping[str, float],
+    algorithms: Sequence[str],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """A metric against a number attached to each dataset (e.g. the ratio of
+    relevant features of the SMKL toys): one line per algorithm."""
+    rows = []
+    for metric in metrics:
+        for alg in algorithms:
+            for ds, x in x_of_dataset.items():
+                mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
+                row = _mean_std_rows(fits, metric, alg, x, mask)
+                if row:
+                    rows.append(row)
+    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
+
+
+def plot_curves(
+    curves: pd.DataFrame,
+    path_png,
+    path_pdf,
+    x_label: str,
+    title: str = "",
+    log_x: bool = False,
+    log_y_metrics: Sequence[str] = ("seconds",),
+) -> None:
+    """One panel per metric, one line per ``line`` value, error bars = std
+    (the papers' accuracy-versus-parameter and time-versus-size figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(curves["metric"]))
+    if not metrics:
+        fig, ax = plt.subplots(figsize=(4, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"{title}: no data available", ha="center", va="center")
+        _save_figure(fig, path_png, path_pdf)
+        return
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        sub = curves[curves["metric"] == metric]
+        for line, pts in sub.groupby("line", sort=False):
+            pts = pts.sort_values("x")
+            ax.errorbar(
+                pts["x"],
+                pts["mean"],
+                yerr=pts["std"],
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=1,
+                label=str(line),
+            )
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        if log_x:
+            ax.set_xscale("log")
+        if metric in log_y_metrics:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize="small", frameon=False, loc="best")
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.tight_layout()

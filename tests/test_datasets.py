@@ -12,12 +12,11 @@ from mkl.datasets import (
     DatasetUnavailable,
     build_dataset,
     fetch,
-    gmkl_toy,
     load_registry,
     make_splits,
     scale_features,
-    smkl_toy,
 )
+from mkl.synthetic import gmkl_toy, smkl_toy
 
 from .conftest import MIRROR, REPO, needs_mirror
 
@@ -46,6 +45,8 @@ EXPECTED = {
     "gmkl_toy1": ((300, 20), None),
     "gmkl_toy2": ((300, 20), None),
     "smkl_toy": ((500, 40), None),
+    **{f"smkl_toy_d{d}": ((500, d), None) for d in range(34, 40)},
+    "mnist_oddeven": ((10000, 784), [4926, 5074]),
     "colon": ((62, 2000), [22, 40]),
     "leukemia": ((72, 7129), [47, 25]),
     "duke": ((49, 7129), [25, 24]),
@@ -70,7 +71,7 @@ NOT_IN_MIRROR = {"amazon", "yeast_sw_5_7", "yeast_sw_5_12", "patrol"}
 
 
 def test_every_registry_entry_is_tested():
-    unavailable = NOT_IN_MIRROR | {"mnist_train"}
+    unavailable = NOT_IN_MIRROR | {"mnist_train", "plant"}
     assert set(REGISTRY) == set(EXPECTED) | set(EXPECTED_SIMILARITY) | unavailable
 
 
@@ -126,6 +127,16 @@ def test_similarity_parser_on_mirror_file(tmp_path, name):
 def test_similarity_sets_not_in_the_mirror_fail_with_their_source(tmp_path, name):
     with pytest.raises(DatasetUnavailable, match="canonical source: http://idl.ee.washington"):
         fetch(name, REGISTRY[name], tmp_path / "raw", mirrors=[tmp_path])
+    assert not (tmp_path / "raw" / "manifest.json").exists()
+
+
+def test_a_dataset_known_only_by_its_page_fails_naming_it(tmp_path):
+    with pytest.raises(DatasetUnavailable) as err:
+        fetch("plant", REGISTRY["plant"], tmp_path / "raw", mirrors=[tmp_path])
+    assert "no copy is known" in str(err.value)
+    assert "canonical source: http://www.fml.tuebingen.mpg.de/raetsch/suppl/protsubloc" in str(
+        err.value
+    )
     assert not (tmp_path / "raw" / "manifest.json").exists()
 
 
@@ -321,6 +332,11 @@ def test_generators_follow_the_papers():
     X3, y3 = smkl_toy()
     assert X3.shape == (500, 40)
     assert np.array_equal(y3, np.where(X3[:, :34].mean(1) >= 0, 1, -1))
+    # Figure 1's variants: the same points and labels, the last irrelevant features gone
+    X4, y4 = smkl_toy(drop_irrelevant=6)
+    assert np.array_equal(X4, X3[:, :34]) and np.array_equal(y4, y3)
+    with pytest.raises(ValueError, match="drop_irrelevant"):
+        smkl_toy(drop_irrelevant=7)
     with pytest.raises(ValueError, match="must be 1 or 2"):
         gmkl_toy(3)
 

@@ -227,3 +227,82 @@ def test_paper_tables_in_the_papers_order_with_marks_and_missing_datasets(tmp_pa
     )
     assert list(table.loc[2]) == ["c", "not available", "not available"]
     assert table.loc[1, "m"] == "n/a"
+
+
+def test_paper_metric_transform_one_minus():
+    """Kloft et al. report 1 - MCC in %: ours is transformed before the comparison."""
+    summary = pd.DataFrame(
+        {
+            "dataset": ["plant"],
+            "algorithm": ["l1"],
+            "mcc_mean": [0.9],
+            "mcc_std": [0.02],
+            "n_splits": [10],
+        }
+    )
+    ref = pd.DataFrame(
+        [
+            {
+                "paper": "k",
+                "table": "t1",
+                "dataset": "plant",
+                "method": "p1",
+                "metric": "one_minus_mcc_percent",
+                "mean": 9.13,
+                "std": np.nan,
+                "note": "",
+            },
+            {
+                "paper": "k",
+                "table": "t1",
+                "dataset": "plant",
+                "method": "p1",
+                "metric": "accuracy",
+                "mean": 50.0,
+                "std": 1.0,
+                "note": "",
+            },
+        ]
+    )
+    paper = {
+        "name": "k",
+        "metric": "mcc",
+        "transform": "one_minus",
+        "paper_metric": "one_minus_mcc_percent",
+        "tables": {"t1": ["plant"]},
+        "methods": {"l1": "p1"},
+    }
+    cmp = paper_comparison(summary, ref, paper)
+    assert len(cmp) == 1
+    assert cmp.loc[0, "ours"] == "10.0 ± 2.0" and cmp.loc[0, "paper"] == "9.1"
+    assert cmp.loc[0, "difference"] == pytest.approx(0.87)
+    assert not cmp.loc[0, "beyond_2sd"]  # no paper std: nothing can be judged
+
+
+def test_curves_are_means_and_stds_over_splits(tmp_path):
+    from mkl.report import dataset_curves, plot_curves, sweep_curves
+
+    fits = pd.DataFrame(
+        {
+            "dataset": ["a", "a", "a", "a", "b", "b"],
+            "algorithm": ["s_0", "s_0", "s_1", "s_1", "s_0", "s_0"],
+            "split": [0, 1, 0, 1, 0, 1],
+            "accuracy": [0.5, 0.7, 0.8, 0.8, 0.6, np.nan],
+            "seconds": [1.0, 3.0, 2.0, 2.0, 1.0, 1.0],
+        }
+    )
+    sw = sweep_curves(fits, [("s_0", 0.0), ("s_1", 1.0)], ["a", "b"], ["accuracy"])
+    a0 = sw[(sw["line"] == "a") & (sw["x"] == 0.0)].iloc[0]
+    assert a0["mean"] == pytest.approx(0.6) and a0["std"] == pytest.approx(
+        np.std([0.5, 0.7], ddof=1)
+    )
+    b0 = sw[(sw["line"] == "b") & (sw["x"] == 0.0)].iloc[0]
+    assert b0["n"] == 1 and b0["std"] == 0.0  # a missing value is left out, not a NaN mean
+    assert len(sw[sw["line"] == "b"]) == 1  # no fits of s_1 on b: no point
+    dc = dataset_curves(fits, {"a": 0.5, "b": 1.0}, ["s_0"], ["seconds"])
+    assert dc[["x", "mean"]].values.tolist() == [[0.5, 2.0], [1.0, 1.0]]
+    plot_curves(sw, tmp_path / "c.png", tmp_path / "c.pdf", "v", "title")
+    assert (tmp_path / "c.png").stat().st_size > 1000 and (tmp_path / "c.pdf").stat().st_size > 1000
+    empty = sweep_curves(fits, [("zz", 0.0)], ["a"], ["accuracy"])
+    plot_curves(empty, tmp_path / "e.png", tmp_path / "e.pdf", "v", "nothing")
+    assert (tmp_path / "e.png").exists()

@@ -35,15 +35,48 @@ TINY = {
         "linear": {"select": {"family": "linear", "feature": -1}, "grid": {"C": [0.1, 10]}},
         "easymkl": {"exclude": {"family": "linear"}, "grid": {"lam": [0.1, 0.9]}},
         "memo": {"exclude": {"family": "linear"}, "params": {"C": 10}, "grid": {"theta": [0, 1]}},
+        "easymkl_lam": {
+            "estimator": "easymkl",
+            "datasets": ["gmkl_toy1"],
+            "exclude": {"family": "linear"},
+            "sweep": {"lam": [0.0, 0.5]},
+        },
     },
+    "overrides": {"sonar": {"protocol": {"train_fraction": 0.6}}},
     "figures": {
+        "lam_curve": {
+            "kind": "sweep",
+            "sweep": "easymkl_lam",
+            "datasets": ["gmkl_toy1"],
+            "metrics": ["accuracy", "n_selected"],
+        },
+        "by_dataset": {
+            "kind": "datasets",
+            "datasets": {"gmkl_toy1": 1.0, "sonar": 2.0},
+            "algorithms": ["uniform", "easymkl"],
+            "metrics": ["accuracy", "seconds"],
+        },
+        "timing": {
+            "kind": "timing",
+            "dataset": "gmkl_toy1",
+            "vary": "n",
+            "values": [40, 60],
+            "n": 50,
+            "kernels": 3,
+            "widths": [1.0, 4.0],
+            "repetitions": 2,
+            "series": {
+                "sum": {"algorithm": "uniform", "params": {"C": 1}},
+                "EasyMKL": {"algorithm": "easymkl", "params": {"lam": 0.5, "C": 1}},
+            },
+        },
         "weights": {
             "dataset": "gmkl_toy1",
             "series": {
                 "MEMO": {"algorithm": "memo", "params": {"theta": 0.0}},
                 "EasyMKL": {"algorithm": "easymkl", "params": {"lam": 0.5}},
             },
-        }
+        },
     },
     "paper": {
         "name": "yang2011_gmkl",
@@ -85,7 +118,10 @@ def test_tiny_experiment_end_to_end(workdir):
     run = snakemake(workdir)
     assert run.returncode == 0, run.stderr[-3000:]
     summary = pd.read_csv(workdir / "results" / "tables" / "tiny" / "results.csv")
-    assert len(summary) == 10  # 2 datasets x 5 algorithms
+    assert len(summary) == 12  # 2 datasets x 5 algorithms + the 2-point sweep on gmkl_toy1
+    sweep = summary[summary["algorithm"].str.startswith("easymkl_lam_")]
+    assert sorted(sweep["algorithm"]) == ["easymkl_lam_0", "easymkl_lam_0p5"]
+    assert set(sweep["dataset"]) == {"gmkl_toy1"}
     assert summary["accuracy_mean"].between(0, 1).all()
     assert summary["n_splits"].eq(2).all()
     assert summary["spectral_ratio_mean"].ge(1).all()  # tr K / ||K||_F of the learned kernels
@@ -98,6 +134,32 @@ def test_tiny_experiment_end_to_end(workdir):
     wide = (workdir / "results" / "tables" / "tiny" / "paper_tables.md").read_text()
     assert "## table4" in wide and "(66.3 ± 5.3)" in wide  # ours (the paper's toy1 uniform)
     assert "tabular" in (workdir / "results" / "tables" / "tiny" / "paper_tables.tex").read_text()
+    # the sonar override: 60% of its 208 points train, gmkl_toy1 keeps 50% of 300
+    fit = json.loads((workdir / "results/fits/tiny/sonar/uniform/0.json").read_text())
+    assert fit["n_train"] == int(0.6 * 208)  # scikit-learn rounds the training part down
+    fit = json.loads((workdir / "results/fits/tiny/gmkl_toy1/uniform/0.json").read_text())
+    assert fit["n_train"] == 150
+    assert "| -" in (workdir / "results/tables/tiny/results.md").read_text()  # sweep not on sonar
+    figures = workdir / "results" / "figures" / "tiny"
+    curve = json.loads((figures / "lam_curve.json").read_text())
+    assert {(p["metric"], p["x"]) for p in curve["points"]} == {
+        (m, x) for m in ("accuracy", "n_selected") for x in (0.0, 0.5)
+    }
+    per_split = pd.read_csv(workdir / "results" / "tables" / "tiny" / "per_split.csv")
+    acc = per_split[per_split["algorithm"] == "easymkl_lam_0p5"]["accuracy"]
+    point = [p for p in curve["points"] if p["metric"] == "accuracy" and p["x"] == 0.5][0]
+    assert point["mean"] == pytest.approx(acc.mean()) and point["n"] == 2
+    by_ds = json.loads((figures / "by_dataset.json").read_text())
+    assert {(p["line"], p["x"]) for p in by_ds["points"] if p["metric"] == "seconds"} == {
+        (a, x) for a in ("uniform", "easymkl") for x in (1.0, 2.0)
+    }
+    timing = json.loads((figures / "timing.json").read_text())
+    assert len(timing["records"]) == 2 * 2 * 2  # 2 sizes x 2 repetitions x 2 series
+    assert {r["n"] for r in timing["records"]} == {40, 60}
+    assert all(r["seconds"] > 0 and r["floor_seconds"] > 0 for r in timing["records"])
+    for name in ("lam_curve", "by_dataset", "timing"):
+        assert (figures / f"{name}.png").stat().st_size > 1000
+        assert (figures / f"{name}.pdf").stat().st_size > 1000
     weights = json.loads((workdir / "results" / "figures" / "tiny" / "weights.json").read_text())
     assert set(weights["weights"]) == {"MEMO", "EasyMKL"} and len(weights["kernels"]) == 3
     for w in weights["weights"].values():
@@ -125,7 +187,8 @@ def test_unavailable_dataset_is_reported_not_fatal(workdir):
         ],
     }
     (workdir / "config" / "datasets.yaml").write_text(yaml.safe_dump(registry))
-    tiny = dict(TINY, datasets=["ghost", "gmkl_toy1"])
+    figures = {k: v for k, v in TINY["figures"].items() if k in ("weights", "lam_curve")}
+    tiny = dict(TINY, datasets=["ghost", "gmkl_toy1"], overrides={}, figures=figures)
     (workdir / "config" / "experiments" / "tiny.yaml").write_text(yaml.safe_dump(tiny))
     run = snakemake(workdir, "--config", "download_timeout=2")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -134,7 +197,7 @@ def test_unavailable_dataset_is_reported_not_fatal(workdir):
     assert "dataset 'ghost' is not available: tried http://127.0.0.1:9/ghost.tsv.gz" in lines[0]
     # the other dataset's fits finished, and the tables say which one is missing
     fits = list((workdir / "results" / "fits" / "tiny" / "gmkl_toy1").rglob("*.json"))
-    assert len(fits) == 10  # 5 algorithms x 2 splits
+    assert len(fits) == 14  # (5 algorithms + 2 sweep points) x 2 splits
     assert not (workdir / "results" / "fits" / "tiny" / "ghost").exists()
     md = (workdir / "results" / "tables" / "tiny" / "results.md").read_text()
     assert "| ghost     | not available" in md and "Not available:\n- ghost: dataset 'ghost'" in md

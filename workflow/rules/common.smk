@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 import mkl
+import mkl.experiment
 
 if not getattr(mkl, "IS_MKL_RESEARCH", False):
     raise WorkflowError(
@@ -18,9 +19,15 @@ validate(config, "../schemas/config.schema.yaml")
 EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
 REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
 # Library code each stage depends on: a change reruns that stage and what follows.
+# Modules that only build the DAG (experiment), make data (synthetic: its output
+# file is tracked instead), time solvers (timing) or write tables (report) are
+# left out of the fit stage's hash, so changing them does not refit anything.
 KERNELS_SOURCE_HASH = mkl.source_hash("kernels", "bank", "datasets", "similarity", "_io")
-FIT_SOURCE_HASH = mkl.source_hash(exclude=("report",))
-REPORT_SOURCE_HASH = mkl.source_hash("report", "evaluate", "_io", exclude=())
+FIT_SOURCE_HASH = mkl.source_hash(
+    exclude=("report", "experiment", "synthetic", "timing", "datasets")
+)
+REPORT_SOURCE_HASH = mkl.source_hash("report", "evaluate", "experiment", "_io", exclude=())
+TIMING_SOURCE_HASH = mkl.source_hash(exclude=("report", "experiment", "synthetic"))
 ALL_SOURCE_HASH = mkl.source_hash(exclude=())  # stages that fit and plot
 
 
@@ -34,6 +41,7 @@ validate(DATASETS, "../schemas/datasets.schema.yaml")
 
 
 def _load_experiment(path):
+    """Validate an experiment file, expand its sweeps, check its cross-references."""
     exp = _load_yaml(path)
     validate(exp, "../schemas/experiment.schema.yaml")
     if exp["name"] != path.stem:
@@ -42,20 +50,19 @@ def _load_experiment(path):
         if ds not in DATASETS:
             raise WorkflowError(f"{path}: dataset {ds!r} is not in {REGISTRY_FILE}")
     for fig, spec in exp.get("figures", {}).items():
-        if spec["dataset"] not in exp["datasets"]:
-            raise WorkflowError(f"{path}: figure {fig!r} uses dataset {spec['dataset']!r}, not listed")
-        for label, series in spec["series"].items():
-            if series["algorithm"] not in exp["algorithms"]:
-                raise WorkflowError(
-                    f"{path}: figure {fig!r} series {label!r} names algorithm "
-                    f"{series['algorithm']!r}, not one of this experiment's"
-                )
+        if spec.get("dataset", next(iter(DATASETS))) not in DATASETS:
+            raise WorkflowError(f"{path}: figure {fig!r} uses {spec['dataset']!r}, not in {REGISTRY_FILE}")
     for alg, spec in exp["algorithms"].items():
         if spec.get("estimator", alg) not in mkl.ALGORITHMS:
             raise WorkflowError(
                 f"{path}: algorithm {alg!r} is not in mkl's registry "
                 f"({', '.join(sorted(mkl.ALGORITHMS))})"
             )
+    try:
+        exp = mkl.experiment.expand(exp)
+        mkl.experiment.check(exp)
+    except ValueError as exc:
+        raise WorkflowError(f"{path}: {exc}")
     return exp
 
 
@@ -87,13 +94,25 @@ def fit_files(experiment):
     download checkpoint, so an unavailable dataset drops out of the DAG (and is
     reported as such by the aggregate) instead of failing the run."""
     exp = EXPERIMENTS[experiment]
-    return expand(
-        "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
-        experiment=experiment,
-        dataset=[ds for ds in exp["datasets"] if dataset_available(ds)],
-        algorithm=list(exp["algorithms"]),
-        split=range(exp["protocol"]["repetitions"]),
+    available = [ds for ds in exp["datasets"] if dataset_available(ds)]
+    return [
+        f"results/fits/{experiment}/{ds}/{alg}/{split}.json"
+        for ds, alg, split in mkl.experiment.fit_jobs(exp, available)
+    ]
+
+
+def figures_of_kind(*kinds):
+    """A wildcard constraint matching exactly the figure names of these kinds,
+    over all experiments (each figure rule builds its own kind)."""
+    names = sorted(
+        {
+            fig
+            for exp in EXPERIMENTS.values()
+            for fig, spec in exp.get("figures", {}).items()
+            if spec.get("kind", "weights") in kinds
+        }
     )
+    return "|".join(names) if names else "(?!)"
 
 
 def mirror_copies(dataset):

@@ -43,7 +43,7 @@ rule split:
     output:
         "results/splits/{experiment}/{dataset}.h5",
     params:
-        protocol=lambda w: EXPERIMENTS[w.experiment]["protocol"],
+        protocol=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset),
     log:
         "results/logs/split/{experiment}/{dataset}.log",
     conda:

@@ -10,7 +10,7 @@ rule fit:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:
         algorithm=lambda w: EXPERIMENTS[w.experiment]["algorithms"][w.algorithm],
-        metric=lambda w: EXPERIMENTS[w.experiment]["protocol"].get(
+        metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "selection_metric", "accuracy"
         ),
         mkl_hash=FIT_SOURCE_HASH,

@@ -8,8 +8,8 @@ rule kernels:
     output:
         "results/kernels/{experiment}/{dataset}/{split}.h5",
     params:
-        bank=lambda w: EXPERIMENTS[w.experiment]["kernels"],
-        scaling=lambda w: EXPERIMENTS[w.experiment]["protocol"].get(
+        bank=lambda w: mkl.experiment.kernels(EXPERIMENTS[w.experiment], w.dataset),
+        scaling=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "feature_scaling", "standardise"
         ),
         mkl_hash=KERNELS_SOURCE_HASH,

@@ -81,7 +81,7 @@ rule weights_figure:
         pdf="results/figures/{experiment}/{figure}.pdf",
         json="results/figures/{experiment}/{figure}.json",
     wildcard_constraints:
-        figure=r"(?!accuracy\b)[A-Za-z0-9_]+",
+        figure=figures_of_kind("weights"),
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         mkl_hash=ALL_SOURCE_HASH,
@@ -91,6 +91,85 @@ rule weights_figure:
         "../../envs/mkl.yaml"
     script:
         "../scripts/weights_figure.py"
+
+
+rule curve_figure:
+    input:
+        "results/tables/{experiment}/per_split.csv",
+    output:
+        png=report(
+            "results/figures/{experiment}/{figure}.png",
+            caption="../report/curve.rst",
+            category="{experiment}",
+            subcategory="figures",
+        ),
+        pdf="results/figures/{experiment}/{figure}.pdf",
+        json="results/figures/{experiment}/{figure}.json",
+    wildcard_constraints:
+        figure=figures_of_kind("sweep", "datasets"),
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+        mkl_hash=REPORT_SOURCE_HASH,
+    log:
+        "results/logs/curve_figure/{experiment}/{figure}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/curve_figure.py"
+
+
+# A fit-time point runs alone on the machine (threads = all cores, one BLAS
+# thread inside), so that no other job disturbs its clock.
+rule timing_point:
+    input:
+        lambda w: "results/data/{}.h5".format(EXPERIMENTS[w.experiment]["figures"][w.figure]["dataset"]),
+    output:
+        "results/timing/{experiment}/{figure}/{value}.json",
+    wildcard_constraints:
+        figure=figures_of_kind("timing"),
+        value="[0-9]+",
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+        mkl_hash=TIMING_SOURCE_HASH,
+    threads: workflow.cores
+    log:
+        "results/logs/timing_point/{experiment}/{figure}/{value}.log",
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/timing_point.py"
+
+
+rule timing_figure:
+    input:
+        lambda w: expand(
+            "results/timing/{experiment}/{figure}/{value}.json",
+            experiment=w.experiment,
+            figure=w.figure,
+            value=EXPERIMENTS[w.experiment]["figures"][w.figure]["values"],
+        ),
+    output:
+        png=report(
+            "results/figures/{experiment}/{figure}.png",
+            caption="../report/timing.rst",
+            category="{experiment}",
+            subcategory="figures",
+        ),
+        pdf="results/figures/{experiment}/{figure}.pdf",
+        json="results/figures/{experiment}/{figure}.json",
+    wildcard_constraints:
+        figure=figures_of_kind("timing"),
+    params:
+        experiment=lambda w: EXPERIMENTS[w.experiment],
+        mkl_hash=REPORT_SOURCE_HASH,
+    log:
+        "results/logs/timing_figure/{experiment}/{figure}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/timing_figure.py"
 
 
 for _experiment in EXPERIMENTS:

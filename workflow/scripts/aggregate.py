@@ -10,7 +10,7 @@ def main(snakemake, log):
 
     import pandas as pd
 
-    from mkl import report
+    from mkl import experiment, report
 
     exp = snakemake.params.experiment
     unavailable = {}
@@ -24,8 +24,20 @@ def main(snakemake, log):
     order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
     summary = report.summarise(fits, order)
     summary.to_csv(snakemake.output.csv, index=False)
+    not_run = [
+        (ds, alg)
+        for ds in exp["datasets"]
+        for alg in exp["algorithms"]
+        if not experiment.runs_on(exp, alg, ds)
+    ]
     table = report.results_table(
-        summary, "accuracy", 100.0, exp["datasets"], list(exp["algorithms"]), list(unavailable)
+        summary,
+        "accuracy",
+        100.0,
+        exp["datasets"],
+        list(exp["algorithms"]),
+        list(unavailable),
+        not_run,
     )
     missing = "".join(f"\n- {ds}: {reason}" for ds, reason in unavailable.items())
     caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"

@@ -6,11 +6,13 @@ from _common import run
 def main(snakemake, log):
     import pandas as pd
 
-    from mkl import report
+    from mkl import experiment, report
 
     exp = snakemake.params.experiment
     fits = pd.read_csv(snakemake.input[0])
-    order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
+    algorithms = experiment.table_algorithms(exp)  # sweep points have their own figures
+    fits = fits[fits["algorithm"].isin(algorithms)]
+    order = {"dataset": exp["datasets"], "algorithm": algorithms}
     summary = report.summarise(fits, order)
     report.plot_metric(
         summary, snakemake.output.png, snakemake.output.pdf, "accuracy", title=exp["name"]

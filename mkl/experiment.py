@@ -1,0 +1,147 @@
+"""What an experiment file (config/experiments/{name}.yaml) asks for, resolved:
+the per-dataset protocol and kernel bank (``overrides``), hyperparameter sweeps
+expanded into one algorithm entry per value, and the list of fit jobs.
+
+The workflow calls these when it builds the DAG, and the scripts call them on
+the experiment they are given, so the two cannot disagree. Everything here is
+plain dictionaries in, plain dictionaries out (the YAML is validated against
+``workflow/schemas/experiment.schema.yaml`` before it gets here).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+
+def sweep_name(key: str, value) -> str:
+    """The algorithm name of one value of a sweep: ``gmkl_v`` at 0.3 ->
+    ``gmkl_v_0p3`` (names must match ``[A-Za-z0-9_]+``: they are wildcards)."""
+    text = format(value, "g") if isinstance(value, (int, float)) else str(value)
+    text = text.replace("+", "").replace("-", "m").replace(".", "p")
+    if not text.replace("_", "").isalnum():
+        raise ValueError(f"sweep {key!r}: value {value!r} cannot be part of a file name")
+    return f"{key}_{text}"
+
+
+def expand(exp: Mapping) -> dict:
+    """A copy of the experiment with every ``sweep`` algorithm replaced by one
+    entry per value, in order. Each expanded entry runs the same estimator with
+    ``params[param] = value`` and records ``sweep_of``, ``sweep_param`` and
+    ``sweep_value``; the sweep's ``datasets`` restriction is kept.
+
+    Idempotent: an expanded experiment is returned unchanged (as a copy)."""
+    exp = copy.deepcopy(dict(exp))
+    algorithms = {}
+    for key, cfg in exp["algorithms"].items():
+        if "sweep" not in cfg:
+            algorithms[key] = cfg
+            continue
+        if len(cfg["sweep"]) != 1:
+            raise ValueError(f"algorithm {key!r}: a sweep varies exactly one parameter")
+        ((param, values),) = cfg["sweep"].items()
+        if param in cfg.get("grid", {}):
+            raise ValueError(f"algorithm {key!r}: {param!r} is both swept and in the grid")
+        for value in values:
+            name = sweep_name(key, value)
+            if name in exp["algorithms"] or name in algorithms:
+                raise ValueError(f"algorithm {key!r}: sweep entry {name!r} already exists")
+            entry = {k: v for k, v in cfg.items() if k != "sweep"}
+            entry["estimator"] = cfg.get("estimator", key)
+            entry["params"] = {**cfg.get("params", {}), param: value}
+            entry.update(sweep_of=key, sweep_param=param, sweep_value=value)
+            algorithms[name] = entry
+    exp["algorithms"] = algorithms
+    return exp
+
+
+def sweep_members(exp: Mapping, key: str) -> list[tuple[str, object]]:
+    """(algorithm name, value) of each point of sweep ``key`` of an expanded experiment."""
+    members = [
+        (name, cfg["sweep_value"])
+        for name, cfg in exp["algorithms"].items()
+        if cfg.get("sweep_of") == key
+    ]
+    if not members:
+        raise ValueError(f"experiment {exp.get('name')!r} has no sweep {key!r}")
+    return members
+
+
+def table_algorithms(exp: Mapping) -> list[str]:
+    """The algorithms of the accuracy figure: all but sweep points (which have
+    their own figures)."""
+    return [a for a, cfg in exp["algorithms"].items() if "sweep_of" not in cfg]
+
+
+def runs_on(exp: Mapping, algorithm: str, dataset: str) -> bool:
+    """Whether an algorithm entry is fitted on a dataset (its ``datasets`` list, if any)."""
+    only = exp["algorithms"][algorithm].get("datasets")
+    return only is None or dataset in only
+
+
+def protocol(exp: Mapping, dataset: str) -> dict:
+    """The split protocol of one dataset: the experiment's, with the keys of
+    ``overrides[dataset].protocol`` replaced."""
+    override = exp.get("overrides", {}).get(dataset, {})
+    return {**exp["protocol"], **override.get("protocol", {})}
+
+
+def kernels(exp: Mapping, dataset: str) -> dict:
+    """The kernel bank of one dataset: ``overrides[dataset].kernels`` if given
+    (a whole bank description), else the experiment's."""
+    return dict(exp.get("overrides", {}).get(dataset, {}).get("kernels", exp["kernels"]))
+
+
+def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
+    """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
+    of the experiment's), each dataset with its own number of repetitions."""
+    jobs = []
+    for ds in exp["datasets"] if datasets is None else datasets:
+        reps = protocol(exp, ds)["repetitions"]
+        for alg in exp["algorithms"]:
+            if runs_on(exp, alg, ds):
+                jobs.extend((ds, alg, split) for split in range(reps))
+    return jobs
+
+
+def check(exp: Mapping) -> None:
+    """Cross-references the schema cannot express: overrides, algorithm
+    ``datasets`` and figures name the experiment's own datasets/algorithms."""
+    name = exp.get("name", "?")
+    datasets = set(exp["datasets"])
+    for ds in exp.get("overrides", {}):
+        if ds not in datasets:
+            raise ValueError(f"experiment {name!r}: override for {ds!r}, not one of its datasets")
+    for alg, cfg in exp["algorithms"].items():
+        for ds in cfg.get("datasets", []):
+            if ds not in datasets:
+                raise ValueError(
+                    f"experiment {name!r}: algorithm {alg!r} names dataset {ds!r}, not listed"
+                )
+    sweeps = {cfg["sweep_of"] for cfg in exp["algorithms"].values() if "sweep_of" in cfg}
+    for fig, spec in exp.get("figures", {}).items():
+        if fig == "accuracy":
+            raise ValueError(f"experiment {name!r}: the figure name 'accuracy' is taken")
+        kind = spec.get("kind", "weights")
+        used = [spec["dataset"]] if "dataset" in spec else list(spec.get("datasets", []))
+        if kind == "timing":  # draws its own points from any registry dataset
+            used = []
+        for ds in used:
+            if ds not in datasets:
+                raise ValueError(
+                    f"experiment {name!r}: figure {fig!r} uses dataset {ds!r}, not listed"
+                )
+        if kind == "weights":
+            algs = [s["algorithm"] for s in spec["series"].values()]
+        elif kind == "sweep":
+            if spec["sweep"] not in sweeps:
+                raise ValueError(f"experiment {name!r}: figure {fig!r} names no sweep of this file")
+            algs = []
+        else:
+            algs = list(spec.get("algorithms", []))
+        for alg in algs:
+            if alg not in exp["algorithms"]:
+                raise ValueError(
+                    f"experiment {name!r}: figure {fig!r} names algorithm {alg!r}, "
+                    "not one of its own"
+                )

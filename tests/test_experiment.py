@@ -1,0 +1,148 @@
+"""Experiment files resolved: sweeps expanded, per-dataset overrides, fit jobs,
+cross-reference checks; every shipped experiment file passes them."""
+
+import jsonschema
+import pytest
+import yaml
+
+from mkl import experiment
+
+from .conftest import REPO
+
+BASE = {
+    "name": "demo",
+    "datasets": ["a", "b"],
+    "protocol": {"repetitions": 3, "train_fraction": 0.5, "inner_folds": 3, "seed": 0},
+    "kernels": {"families": [{"family": "linear"}]},
+    "algorithms": {
+        "uniform": {"grid": {"C": [1, 10]}},
+        "gmkl_v": {
+            "estimator": "gmkl",
+            "datasets": ["a"],
+            "params": {"tol": 0.01},
+            "sweep": {"v": [0.0, 0.25, 1.0]},
+            "grid": {"C": [1]},
+        },
+    },
+    "overrides": {"b": {"protocol": {"repetitions": 2, "train_fraction": 0.1}}},
+}
+
+
+def test_sweep_expands_to_one_entry_per_value_in_order():
+    exp = experiment.expand(BASE)
+    assert list(exp["algorithms"]) == ["uniform", "gmkl_v_0", "gmkl_v_0p25", "gmkl_v_1"]
+    entry = exp["algorithms"]["gmkl_v_0p25"]
+    assert entry["estimator"] == "gmkl"
+    assert entry["params"] == {"tol": 0.01, "v": 0.25}
+    assert entry["grid"] == {"C": [1]} and entry["datasets"] == ["a"]
+    assert (entry["sweep_of"], entry["sweep_param"], entry["sweep_value"]) == ("gmkl_v", "v", 0.25)
+    assert experiment.sweep_members(exp, "gmkl_v") == [
+        ("gmkl_v_0", 0.0),
+        ("gmkl_v_0p25", 0.25),
+        ("gmkl_v_1", 1.0),
+    ]
+    assert experiment.table_algorithms(exp) == ["uniform"]
+    assert experiment.expand(exp) == exp  # idempotent
+    assert "sweep" in BASE["algorithms"]["gmkl_v"]  # the input is not modified
+
+
+@pytest.mark.parametrize(
+    "value, name", [(1e-4, "k_0p0001"), (1000.0, "k_1000"), (1e6, "k_1e06"), (-2, "k_m2")]
+)
+def test_sweep_names_are_wildcard_safe(value, name):
+    assert experiment.sweep_name("k", value) == name
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"sweep": {"v": [0.1], "tau": [0.3]}}, "exactly one parameter"),
+        ({"sweep": {"C": [1, 2]}}, "both swept and in the grid"),
+        ({"sweep": {"v": ["a/b"]}}, "cannot be part of a file name"),
+    ],
+)
+def test_bad_sweeps_are_refused(change, message):
+    bad = yaml.safe_load(yaml.safe_dump(BASE))
+    bad["algorithms"]["gmkl_v"].update(change)
+    with pytest.raises(ValueError, match=message):
+        experiment.expand(bad)
+
+
+def test_overrides_and_fit_jobs():
+    exp = experiment.expand(BASE)
+    assert experiment.protocol(exp, "a")["train_fraction"] == 0.5
+    assert experiment.protocol(exp, "b") == {
+        "repetitions": 2,
+        "train_fraction": 0.1,
+        "inner_folds": 3,
+        "seed": 0,
+    }
+    assert experiment.kernels(exp, "b") == BASE["kernels"]
+    jobs = experiment.fit_jobs(exp)
+    # a: (uniform + 3 sweep points) x 3 splits; b: uniform x 2 splits (sweep restricted to a)
+    assert len(jobs) == 4 * 3 + 2
+    assert ("b", "gmkl_v_0", 0) not in jobs and ("b", "uniform", 1) in jobs
+    assert ("b", "uniform", 2) not in jobs
+    assert experiment.fit_jobs(exp, ["b"]) == [("b", "uniform", 0), ("b", "uniform", 1)]
+    assert experiment.runs_on(exp, "gmkl_v_1", "a") and not experiment.runs_on(exp, "gmkl_v_1", "b")
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("overrides",), {"zzz": {}}, "override for 'zzz'"),
+        (("algorithms", "uniform", "datasets"), ["zzz"], "names dataset 'zzz'"),
+        (("figures",), {"accuracy": {"dataset": "a", "series": {}}}, "'accuracy' is taken"),
+        (
+            ("figures",),
+            {"f": {"kind": "sweep", "sweep": "nope", "datasets": ["a"], "metrics": ["accuracy"]}},
+            "names no sweep",
+        ),
+        (
+            ("figures",),
+            {"f": {"kind": "datasets", "datasets": {"a": 1}, "algorithms": ["x"], "metrics": []}},
+            "names algorithm 'x'",
+        ),
+        (
+            ("figures",),
+            {"f": {"dataset": "zzz", "series": {"s": {"algorithm": "uniform"}}}},
+            "uses dataset 'zzz'",
+        ),
+    ],
+)
+def test_check_names_the_bad_reference(path, value, message):
+    bad = yaml.safe_load(yaml.safe_dump(BASE))
+    node = bad
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ValueError, match=message):
+        experiment.check(experiment.expand(bad))
+
+
+SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "experiment.schema.yaml").read_text())
+REGISTRY = yaml.safe_load((REPO / "config" / "datasets.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "config" / "experiments").glob("*.yaml")), ids=lambda p: p.stem
+)
+def test_shipped_experiments_validate_and_resolve(path):
+    exp = yaml.safe_load(path.read_text())
+    jsonschema.validate(exp, SCHEMA)
+    exp = experiment.expand(exp)
+    experiment.check(exp)
+    assert set(exp["datasets"]) <= set(REGISTRY)
+    for spec in exp.get("figures", {}).values():
+        assert spec.get("dataset", exp["datasets"][0]) in REGISTRY
+    assert experiment.fit_jobs(exp)
+
+
+def test_schema_requires_each_figure_kinds_fields():
+    exp = yaml.safe_load(yaml.safe_dump(BASE))
+    exp["figures"] = {"t": {"kind": "timing", "dataset": "a", "series": {"s": {"algorithm": "u"}}}}
+    with pytest.raises(jsonschema.ValidationError, match="vary"):
+        jsonschema.validate(exp, SCHEMA)
+    exp["figures"] = {"s": {"kind": "sweep", "sweep": "gmkl_v"}}
+    with pytest.raises(jsonschema.ValidationError, match="datasets"):
+        jsonschema.validate(exp, SCHEMA)
