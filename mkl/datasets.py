@@ -402,6 +402,64 @@ def parse_idx(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def parse_text_archive(
+    paths: Sequence[Path],
+    classes: Mapping[str, Sequence[str]],
+    strip_header: bool = False,
+    max_features: int | None = None,
+    min_df: int = 1,
+    stop_words: str | None = "english",
+    encoding: str = "latin-1",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Documents in a tar archive, one file per document, a folder per class
+    (the 20 Newsgroups ``bydate`` archive, the Ohsumed category folders), as
+    term-frequency vectors scaled to unit length.
+
+    ``classes`` maps a class name to the archive folders that hold its
+    documents (e.g. ``{C01: [ohsumed_single_23/training/C01, .../test/C01]}``);
+    only those documents are read, so the vocabulary is the task's own.
+    ``strip_header`` drops a news article's header (everything up to the first
+    blank line). Terms: scikit-learn's default tokens, lower case, English stop
+    words removed, kept if they occur in at least ``min_df`` documents, and the
+    ``max_features`` most frequent kept (all if None). No label is used."""
+    import tarfile
+
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs, labels = [], []
+    wanted = {
+        folder.rstrip("/") + "/": label for label, folders in classes.items() for folder in folders
+    }
+    try:
+        with tarfile.open(paths[0], "r:*") as tar:
+            for member in sorted(tar.getmembers(), key=lambda m: m.name):
+                if not member.isfile():
+                    continue
+                folder = member.name.rsplit("/", 1)[0] + "/"
+                if folder not in wanted:
+                    continue
+                text = tar.extractfile(member).read().decode(encoding)
+                if strip_header:
+                    text = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+                docs.append(text)
+                labels.append(wanted[folder])
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ValueError(f"{paths[0]}: not a readable tar archive ({exc})") from None
+    for label, folders in classes.items():
+        if label not in labels:
+            raise ValueError(f"{paths[0]}: no documents under {list(folders)} (class {label!r})")
+    vectoriser = TfidfVectorizer(
+        use_idf=False,
+        norm="l2",
+        stop_words=stop_words,
+        min_df=min_df,
+        max_features=max_features,
+        dtype=np.float64,
+    )
+    X = vectoriser.fit_transform(docs).toarray()
+    return X, np.asarray(labels, dtype=object)
+
+
 # parsers whose files hold similarity matrices instead of features
 SIMILARITY_PARSERS = {"mat_similarity": parse_mat_similarity}
 
@@ -413,6 +471,7 @@ PARSERS = {
     "libsvm": parse_libsvm,
     "table": parse_table,
     "sklearn_csv": parse_sklearn_csv,
+    "text_archive": parse_text_archive,
 }
 
 

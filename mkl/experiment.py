@@ -1,5 +1,5 @@
 """What an experiment file (config/experiments/{name}.yaml) asks for, resolved:
-the per-dataset protocol and kernel bank (``overrides``), hyperparameter sweeps
+the per-dataset protocol, kernel bank and algorithm settings (``overrides``), hyperparameter sweeps
 expanded into one algorithm entry per value, and the list of fit jobs.
 
 The workflow calls these when it builds the DAG, and the scripts call them on
@@ -92,6 +92,27 @@ def kernels(exp: Mapping, dataset: str) -> dict:
     return dict(exp.get("overrides", {}).get(dataset, {}).get("kernels", exp["kernels"]))
 
 
+def algorithm(exp: Mapping, name: str, dataset: str) -> dict:
+    """One algorithm entry as fitted on one dataset: ``overrides[dataset].algorithms``
+    may replace params and grid values (e.g. a wider C grid for unnormalised
+    text kernels). A sweep point takes the override of its sweep's key."""
+    entry = dict(exp["algorithms"][name])
+    overrides = exp.get("overrides", {}).get(dataset, {}).get("algorithms", {})
+    override = overrides.get(name) or overrides.get(entry.get("sweep_of", ""), {})
+    if override:
+        entry["params"] = {**entry.get("params", {}), **override.get("params", {})}
+        entry["grid"] = {**entry.get("grid", {}), **override.get("grid", {})}
+        for key in entry["params"]:
+            if key in entry["grid"] and key in override.get("params", {}):
+                del entry["grid"][key]  # an override that fixes a grid parameter
+        for key in override.get("grid", {}):
+            entry["params"].pop(key, None)
+        if "sweep_param" in entry:  # the swept value wins over any override
+            entry["params"][entry["sweep_param"]] = entry["sweep_value"]
+            entry["grid"].pop(entry["sweep_param"], None)
+    return entry
+
+
 def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
     of the experiment's), each dataset with its own number of repetitions."""
@@ -109,9 +130,16 @@ def check(exp: Mapping) -> None:
     ``datasets`` and figures name the experiment's own datasets/algorithms."""
     name = exp.get("name", "?")
     datasets = set(exp["datasets"])
-    for ds in exp.get("overrides", {}):
+    sweep_keys = {cfg.get("sweep_of") for cfg in exp["algorithms"].values()}
+    for ds, override in exp.get("overrides", {}).items():
         if ds not in datasets:
             raise ValueError(f"experiment {name!r}: override for {ds!r}, not one of its datasets")
+        for alg in override.get("algorithms", {}):
+            if alg not in exp["algorithms"] and alg not in sweep_keys:
+                raise ValueError(
+                    f"experiment {name!r}: override for {ds!r} names algorithm {alg!r}, "
+                    "not one of its own"
+                )
     for alg, cfg in exp["algorithms"].items():
         for ds in cfg.get("datasets", []):
             if ds not in datasets:

@@ -80,7 +80,12 @@ _PARAM_KEY = {
 }
 
 
-def expand_bank_spec(spec: Mapping, n_features: int, n_similarities: int = 0) -> list[KernelSpec]:
+def expand_bank_spec(
+    spec: Mapping,
+    n_features: int,
+    n_similarities: int = 0,
+    single_features: Sequence[int] | None = None,
+) -> list[KernelSpec]:
     """Expand a compact bank specification into the ordered list of kernels.
 
     ``spec`` (as written in an experiment file)::
@@ -96,6 +101,9 @@ def expand_bank_spec(spec: Mapping, n_features: int, n_similarities: int = 0) ->
     each parameter value -- the order of the GMKL paper's Figure 1. The count
     is sum over families of (#params x (#all + d x #single)); the example gives
     13 (d + 1) kernels.
+
+    ``single_features`` restricts the single-feature kernels to those feature
+    indices (see :func:`most_frequent_features`; default all ``n_features``).
 
     A similarity bank (``similarity: {source: dataset}`` or ``{generator: ...}``)
     is one ``KernelSpec("similarity", i)`` per similarity matrix, i < ``n_similarities``.
@@ -133,11 +141,24 @@ def expand_bank_spec(spec: Mapping, n_features: int, n_similarities: int = 0) ->
             params = _expand_values(fam.get(key)) if key else [None]
             if key and family == "gaussian" and any(p <= 0 for p in params):
                 raise ValueError(f"gaussian widths must be positive, got {params}")
-            features = [ALL_FEATURES] if scope == "all" else range(n_features)
+            singles = range(n_features) if single_features is None else single_features
+            features = [ALL_FEATURES] if scope == "all" else singles
             for j in features:
                 for p in params:
                     out.append(KernelSpec(family, p, int(j), norm))
     return out
+
+
+def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:
+    """The k features non-zero in the most training rows (ties: lower index
+    first), in index order: e.g. the k terms found in most training documents,
+    whose per-term kernels an experiment keeps (kernels: ``feature_limit``)."""
+    X_train = np.asarray(X_train)
+    if k < 1:
+        raise ValueError(f"feature_limit must be >= 1, got {k}")
+    counts = np.count_nonzero(X_train, axis=0)
+    order = np.lexsort((np.arange(X_train.shape[1]), -counts))
+    return sorted(int(j) for j in order[:k])
 
 
 def count_kernels(spec: Mapping, n_features: int) -> int:

@@ -47,6 +47,11 @@ EXPECTED = {
     "smkl_toy": ((500, 40), None),
     **{f"smkl_toy_d{d}": ((500, d), None) for d in range(34, 40)},
     "mnist_oddeven": ((10000, 784), [4926, 5074]),
+    "ohsumed_c01_c02": ((291, 2695), [216, 75]),
+    "ohsumed_c05_c06": ((577, 4325), [223, 354]),
+    "ohsumed_c12_c13": ((537, 3995), [342, 195]),
+    "newsgroups_autos_motorcycles": ((1986, 5933), [990, 996]),
+    "newsgroups_baseball_hockey": ((1993, 6307), [994, 999]),
     "colon": ((62, 2000), [22, 40]),
     "leukemia": ((72, 7129), [47, 25]),
     "duke": ((49, 7129), [25, 24]),
@@ -138,6 +143,29 @@ def test_a_dataset_known_only_by_its_page_fails_naming_it(tmp_path):
         err.value
     )
     assert not (tmp_path / "raw" / "manifest.json").exists()
+
+
+@needs_mirror()
+def test_text_documents_are_unit_length_term_frequencies(tmp_path):
+    from mkl.datasets import parse_text_archive
+
+    archive = MIRROR / "20newsgroups" / "20news-bydate_rec4.tar.gz"
+    classes = {
+        "autos": ["20news-bydate-test/rec.autos"],
+        "motorcycles": ["20news-bydate-test/rec.motorcycles/"],  # a trailing slash is fine
+    }
+    X, y = parse_text_archive([archive], classes, strip_header=True, min_df=3)
+    assert list(np.unique(y, return_counts=True)[1]) == [396, 398]
+    assert X.min() >= 0 and np.allclose(np.linalg.norm(X[X.any(1)], axis=1), 1.0)
+    assert ((X > 0).sum(0) >= 3).all()  # every term in at least min_df documents
+    X5, _ = parse_text_archive([archive], classes, strip_header=True, max_features=50)
+    assert X5.shape == (794, 50)
+    with pytest.raises(ValueError, match="no documents under"):
+        parse_text_archive([archive], {"a": ["20news-bydate-test/rec.autos"], "b": ["nowhere"]})
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(b"not a tar archive at all")
+    with pytest.raises(ValueError, match="not a readable tar archive"):
+        parse_text_archive([bad], classes)
 
 
 def test_several_similarity_matrices_over_the_same_examples(tmp_path):

@@ -24,7 +24,15 @@ BASE = {
             "grid": {"C": [1]},
         },
     },
-    "overrides": {"b": {"protocol": {"repetitions": 2, "train_fraction": 0.1}}},
+    "overrides": {
+        "b": {"protocol": {"repetitions": 2, "train_fraction": 0.1}},
+        "a": {
+            "algorithms": {
+                "uniform": {"grid": {"C": [100]}, "params": {"tol": 0.1}},
+                "gmkl_v": {"params": {"v": 0.9, "tol": 0.5}, "grid": {"C": [5, 50]}},
+            }
+        },
+    },
 }
 
 
@@ -85,6 +93,24 @@ def test_overrides_and_fit_jobs():
     assert ("b", "uniform", 2) not in jobs
     assert experiment.fit_jobs(exp, ["b"]) == [("b", "uniform", 0), ("b", "uniform", 1)]
     assert experiment.runs_on(exp, "gmkl_v_1", "a") and not experiment.runs_on(exp, "gmkl_v_1", "b")
+
+
+def test_algorithm_overrides_per_dataset():
+    exp = experiment.expand(BASE)
+    assert experiment.algorithm(exp, "uniform", "b") == {"grid": {"C": [1, 10]}}
+    assert experiment.algorithm(exp, "uniform", "a") == {
+        "grid": {"C": [100]},
+        "params": {"tol": 0.1},
+    }
+    point = experiment.algorithm(exp, "gmkl_v_0p25", "a")
+    # the sweep's override applies to its points, but the swept value wins
+    assert point["params"] == {"tol": 0.5, "v": 0.25} and point["grid"] == {"C": [5, 50]}
+    assert experiment.algorithm(exp, "gmkl_v_0p25", "b")["params"] == {"tol": 0.01, "v": 0.25}
+    assert "tol" in exp["algorithms"]["gmkl_v_0p25"]["params"]  # the experiment is untouched
+    bad = yaml.safe_load(yaml.safe_dump(BASE))
+    bad["overrides"]["a"]["algorithms"]["nope"] = {"params": {}}
+    with pytest.raises(ValueError, match="names algorithm 'nope'"):
+        experiment.check(experiment.expand(bad))
 
 
 @pytest.mark.parametrize(

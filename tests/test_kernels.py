@@ -191,3 +191,17 @@ def test_bad_features_are_refused():
         compute_bank([KernelSpec("linear")], np.array([[1.0], [np.nan]]))
     with pytest.raises(ValueError, match="X_test has 2 features but X_train has 1"):
         compute_bank([KernelSpec("linear")], np.ones((3, 1)), np.ones((2, 2)))
+
+
+def test_feature_limit_keeps_the_most_frequent_features():
+    from mkl.kernels import expand_bank_spec, most_frequent_features
+
+    X = np.array([[1, 0, 2, 0], [0, 0, 3, 1], [1, 0, 0, 1], [1, 5, 0, 0]], dtype=float)
+    # non-zero counts 3, 1, 2, 2: the top two are feature 0, then 2 (tie with 3: lower index)
+    assert most_frequent_features(X, 2) == [0, 2]
+    assert most_frequent_features(X, 10) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="feature_limit"):
+        most_frequent_features(X, 0)
+    spec = {"families": [{"family": "linear"}], "features": ["all", "single"]}
+    specs = expand_bank_spec(spec, 4, single_features=[0, 2])
+    assert [s.feature for s in specs] == [-1, 0, 2]

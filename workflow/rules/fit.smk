@@ -9,7 +9,7 @@ rule fit:
     output:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:
-        algorithm=lambda w: EXPERIMENTS[w.experiment]["algorithms"][w.algorithm],
+        algorithm=lambda w: mkl.experiment.algorithm(EXPERIMENTS[w.experiment], w.algorithm, w.dataset),
         metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "selection_metric", "accuracy"
         ),

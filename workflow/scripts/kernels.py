@@ -13,7 +13,12 @@ def main(snakemake, log):
     import mkl
     from mkl.bank import KernelBank
     from mkl.datasets import Dataset, load_split, scale_features
-    from mkl.kernels import compute_bank, expand_bank_spec, similarity_bank
+    from mkl.kernels import (
+        compute_bank,
+        expand_bank_spec,
+        most_frequent_features,
+        similarity_bank,
+    )
     from mkl.similarity import generate_similarity
 
     w = snakemake.wildcards
@@ -41,8 +46,12 @@ def main(snakemake, log):
         specs = expand_bank_spec(spec, ds.X.shape[1], n_similarities=S.shape[0])
         train, test, factors = similarity_bank(specs, S, split.train, split.test, dtype=dtype)
     else:
+        singles = None
+        if "feature_limit" in spec:  # chosen on the raw training rows, no labels used
+            singles = most_frequent_features(ds.X[split.train], spec["feature_limit"])
+            provenance["single_features"] = json.dumps(singles)
         X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], snakemake.params.scaling)
-        specs = expand_bank_spec(spec, ds.X.shape[1])
+        specs = expand_bank_spec(spec, ds.X.shape[1], single_features=singles)
         train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
     bank = KernelBank(
         train=train,

@@ -8,7 +8,7 @@ def main(snakemake, log):
     import warnings
 
     import mkl
-    from mkl import report
+    from mkl import experiment, report
     from mkl._io import write_json
     from mkl.bank import KernelBank
 
@@ -17,7 +17,7 @@ def main(snakemake, log):
     full = KernelBank.load(snakemake.input.bank)
     series, labels = {}, None
     for name, s in spec["series"].items():
-        cfg = exp["algorithms"][s["algorithm"]]
+        cfg = experiment.algorithm(exp, s["algorithm"], spec["dataset"])
         bank = algorithm_bank(full, cfg)
         params = {**cfg.get("params", {}), **s.get("params", {})}
         est = mkl.make_estimator(cfg.get("estimator", s["algorithm"]), **params)
