@@ -71,6 +71,39 @@ def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
     ]
 
 
+def grid_chunk(n_points: int, chunks: int, index: int) -> list[int]:
+    """Indices of the grid points in chunk ``index`` of ``chunks`` (contiguous,
+    sizes differing by at most one): the cross-validation of one (dataset,
+    algorithm, split) fanned out over several jobs."""
+    if not 1 <= chunks <= max(n_points, 1):
+        raise ValueError(f"cannot split {n_points} grid points into {chunks} chunks")
+    if not 0 <= index < chunks:
+        raise ValueError(f"chunk index {index} is not in [0, {chunks})")
+    return [int(i) for i in np.array_split(np.arange(n_points), chunks)[index]]
+
+
+def merge_chunks(points: Sequence[Mapping], chunks: Sequence[Mapping]) -> list[dict]:
+    """The CV records of every grid point, in grid order, from chunk results
+    ``{"indices": [...], "records": [...]}``; each point must appear exactly
+    once and with the grid's params (a stale chunk of another grid is refused)."""
+    merged: list[dict | None] = [None] * len(points)
+    for chunk in chunks:
+        for i, rec in zip(chunk["indices"], chunk["records"], strict=True):
+            if not 0 <= i < len(points):
+                raise ValueError(f"CV chunk holds grid point {i}, the grid has {len(points)}")
+            if merged[i] is not None:
+                raise ValueError(f"grid point {i} appears in two CV chunks")
+            if rec["params"] != dict(points[i]):
+                raise ValueError(
+                    f"CV chunk record {i} has params {rec['params']}, the grid {dict(points[i])}"
+                )
+            merged[i] = rec
+    missing = [i for i, r in enumerate(merged) if r is None]
+    if missing:
+        raise ValueError(f"grid points {missing} are in no CV chunk")
+    return merged
+
+
 def _sub_bank(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return K[:, rows[:, None], cols[None, :]]
 
@@ -138,19 +171,27 @@ def evaluate_split(
     folds: np.ndarray,
     grid: Mapping[str, Sequence],
     metric: str = "accuracy",
+    cv_records: Sequence[Mapping] | None = None,
 ) -> dict:
     """Model selection by inner CV on the training block, refit, test metrics.
+
+    ``cv_records``: the grid's CV records computed elsewhere (chunks of the
+    grid run as separate jobs, :func:`merge_chunks`); the selection and the
+    refit are then exactly those of computing them here.
 
     Returns a JSON-serialisable record (the fit stage's output)."""
     if bank.test is None or bank.y_test is None:
         raise ValueError("the kernel bank has no test block or test labels")
     K, y = bank.train, np.asarray(bank.y_train)
     points = grid_points(grid)
-    records = (
-        cross_validate_grid(make, K, y, folds, points, metric)
-        if len(points) > 1
-        else [{"params": dict(points[0]), "fold_scores": [], "fold_fits": [], "mean_score": None}]
-    )
+    if len(points) == 1:
+        records = [
+            {"params": dict(points[0]), "fold_scores": [], "fold_fits": [], "mean_score": None}
+        ]
+    elif cv_records is not None:
+        records = merge_chunks(points, [{"indices": range(len(points)), "records": cv_records}])
+    else:
+        records = cross_validate_grid(make, K, y, folds, points, metric)
     best = select_best(records) if len(points) > 1 else 0
     t0 = time.perf_counter()
     est = make(**records[best]["params"])

@@ -306,3 +306,34 @@ def test_curves_are_means_and_stds_over_splits(tmp_path):
     empty = sweep_curves(fits, [("zz", 0.0)], ["a"], ["accuracy"])
     plot_curves(empty, tmp_path / "e.png", tmp_path / "e.pdf", "v", "nothing")
     assert (tmp_path / "e.png").exists()
+
+
+def test_grid_chunks_cover_the_grid_once_and_merge_back(rng):
+    from mkl.evaluate import grid_chunk, merge_chunks
+
+    assert [grid_chunk(7, 3, i) for i in range(3)] == [[0, 1, 2], [3, 4], [5, 6]]
+    assert grid_chunk(4, 4, 3) == [3]
+    with pytest.raises(ValueError, match="cannot split 2 grid points into 3"):
+        grid_chunk(2, 3, 0)
+    with pytest.raises(ValueError, match="chunk index 3"):
+        grid_chunk(5, 3, 3)
+    _, y, K = random_problem(rng)
+    folds = np.arange(len(y)) % 3
+    points = grid_points({"C": [0.1, 1.0, 10.0], "tol": [0.01, 0.1]})
+    make = functools.partial(mkl.make_estimator, "uniform")
+    whole = cross_validate_grid(make, K, y, folds, points)
+    chunks = []
+    for i in range(4):
+        idx = grid_chunk(len(points), 4, i)
+        recs = cross_validate_grid(make, K, y, folds, [points[j] for j in idx])
+        chunks.append({"indices": idx, "records": recs})
+    merged = merge_chunks(points, chunks[::-1])  # any order of chunks
+    strip = lambda recs: [(r["params"], r["fold_scores"], r["mean_score"]) for r in recs]  # noqa: E731
+    assert strip(merged) == strip(whole)
+    with pytest.raises(ValueError, match=r"grid points \[0, 1\] are in no CV chunk"):
+        merge_chunks(points, chunks[1:])
+    with pytest.raises(ValueError, match="appears in two CV chunks"):
+        merge_chunks(points, chunks + chunks[:1])
+    stale = [{"indices": [0], "records": [dict(whole[0], params={"C": 99})]}]
+    with pytest.raises(ValueError, match="has params"):
+        merge_chunks(points, stale + chunks[1:])

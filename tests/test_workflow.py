@@ -269,3 +269,67 @@ def test_similarity_experiment_end_to_end(workdir):
         assert bank.eigenvalues.shape == bank.train.shape[:2]
         assert np.bincount(bank.y_train).tolist()[0] == np.bincount(bank.y_train).tolist()[1]
         assert bank.eigenvalues.min() < 0  # indefinite
+
+
+SMALL = {
+    "name": "small",
+    "description": "one dataset, two splits, grids to cut into chunks",
+    "datasets": ["gmkl_toy1"],
+    "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 3, "seed": 3},
+    "kernels": {
+        "families": [{"family": "gaussian", "widths": [1.0, 4.0]}, {"family": "linear"}],
+        "features": ["all"],
+        "normalise": "unit_trace",
+    },
+    "algorithms": {
+        "uniform": {"grid": {"C": [0.1, 1, 10, 100]}},
+        "easymkl": {"grid": {"lam": [0.0, 0.5, 1.0]}},
+        "level": {"params": {"C": 10}},
+    },
+}
+
+
+def _small_workdir(root, **config):
+    root.mkdir()
+    (root / "config" / "experiments").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "datasets.yaml", root / "config")
+    shutil.copy(REPO / "resources" / "paper_results.csv", root / "paper_results.csv")
+    (root / "config" / "experiments" / "small.yaml").write_text(yaml.safe_dump(SMALL))
+    cfg = {"experiments": ["small"], "paper_results": "paper_results.csv", **config}
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    return root
+
+
+def _tables(root):
+    tables = root / "results" / "tables" / "small"
+    per_split = pd.read_csv(tables / "per_split.csv").drop(columns=["seconds"])
+    return (tables / "results.md").read_text(), per_split
+
+
+def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path):
+    """The CV of every grid in 1 job or in k jobs (joined by the fit job): the
+    same selections, test metrics and tables; k larger than the grid is capped."""
+    outputs = {}
+    for k in (1, 2, 4):
+        root = _small_workdir(tmp_path / f"k{k}", grid_chunks=k)
+        run = snakemake(root)
+        assert run.returncode == 0, run.stderr[-3000:]
+        chunks = sorted((root / "results" / "cv").rglob("*.json")) if k > 1 else []
+        if k == 1:
+            assert not (root / "results" / "cv").exists()
+        else:  # uniform: min(k, 4) chunks, easymkl: min(k, 3), level (no grid): none; x 2 splits
+            assert len(chunks) == 2 * (min(k, 4) + min(k, 3))
+        outputs[k] = _tables(root)
+    for k in (2, 4):
+        assert outputs[k][0] == outputs[1][0]
+        pd.testing.assert_frame_equal(outputs[k][1], outputs[1][1])
+
+
+def test_temporary_banks_are_removed_after_use(tmp_path):
+    root = _small_workdir(tmp_path / "tmp", temporary_banks=True)
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (root / "results" / "tables" / "small" / "results.md").exists()
+    assert not list((root / "results" / "kernels").rglob("*.h5"))
+    again = snakemake(root, "-n")
+    assert "Nothing to be done" in again.stdout + again.stderr

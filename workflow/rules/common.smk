@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 import mkl
+import mkl.evaluate
 import mkl.experiment
 
 if not getattr(mkl, "IS_MKL_RESEARCH", False):
@@ -98,6 +99,26 @@ def fit_files(experiment):
     return [
         f"results/fits/{experiment}/{ds}/{alg}/{split}.json"
         for ds, alg, split in mkl.experiment.fit_jobs(exp, available)
+    ]
+
+
+def grid_chunks(w):
+    """How many CV jobs the fit of (experiment, dataset, algorithm) is cut into:
+    config grid_chunks, else the experiment's execution.grid_chunks, else 1; at
+    most one per grid point, and 1 when there is no grid to cross-validate."""
+    exp = EXPERIMENTS[w.experiment]
+    wanted = config.get("grid_chunks", exp.get("execution", {}).get("grid_chunks", 1))
+    entry = mkl.experiment.algorithm(exp, w.algorithm, w.dataset)
+    points = len(mkl.evaluate.grid_points(entry.get("grid", {})))
+    return 1 if points < 2 else min(wanted, points)
+
+
+def cv_chunk_files(w):
+    k = grid_chunks(w)
+    if k == 1:
+        return []
+    return [
+        f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{w.split}/{i}.json" for i in range(k)
     ]
 
 

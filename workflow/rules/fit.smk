@@ -1,11 +1,38 @@
-# One job per (experiment, dataset, algorithm, split); it loops over the
-# hyperparameter grid and the inner CV folds with the bank loaded once.
+# One job per (experiment, dataset, algorithm, split): it loops over the
+# hyperparameter grid and the inner CV folds with the bank loaded once, then
+# refits the selected point and tests it. With grid_chunks = k > 1 the cross-
+# validation runs as k cv_chunk jobs instead, and the fit job joins them.
+
+
+rule cv_chunk:
+    input:
+        bank="results/kernels/{experiment}/{dataset}/{split}.h5",
+        splits="results/splits/{experiment}/{dataset}.h5",
+    output:
+        "results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json",
+    params:
+        algorithm=lambda w: mkl.experiment.algorithm(EXPERIMENTS[w.experiment], w.algorithm, w.dataset),
+        chunks=grid_chunks,
+        metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
+            "selection_metric", "accuracy"
+        ),
+        mkl_hash=FIT_SOURCE_HASH,
+    wildcard_constraints:
+        chunk="[0-9]+",
+    log:
+        "results/logs/cv_chunk/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.log",
+    threads: 1
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/cv_chunk.py"
 
 
 rule fit:
     input:
         bank="results/kernels/{experiment}/{dataset}/{split}.h5",
         splits="results/splits/{experiment}/{dataset}.h5",
+        chunks=cv_chunk_files,
     output:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:

@@ -6,7 +6,12 @@ rule kernels:
         data="results/data/{dataset}.h5",
         splits="results/splits/{experiment}/{dataset}.h5",
     output:
-        "results/kernels/{experiment}/{dataset}/{split}.h5",
+        # temporary_banks: deleted once every fit, CV chunk and figure that reads it is done
+        (
+            temp("results/kernels/{experiment}/{dataset}/{split}.h5")
+            if config.get("temporary_banks", False)
+            else "results/kernels/{experiment}/{dataset}/{split}.h5"
+        ),
     params:
         bank=lambda w: mkl.experiment.kernels(EXPERIMENTS[w.experiment], w.dataset),
         scaling=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(

@@ -1,5 +1,6 @@
 """Rule fit: model selection over the grid by inner CV, refit, test metrics -> JSON."""
 
+import json
 from functools import partial
 
 from _common import algorithm_bank, run
@@ -10,7 +11,7 @@ def main(snakemake, log):
     from mkl._io import write_json
     from mkl.bank import KernelBank
     from mkl.datasets import load_split
-    from mkl.evaluate import evaluate_split
+    from mkl.evaluate import evaluate_split, grid_points, merge_chunks
 
     w = snakemake.wildcards
     cfg = snakemake.params.algorithm
@@ -18,7 +19,16 @@ def main(snakemake, log):
     bank = algorithm_bank(bank, cfg)
     folds = load_split(snakemake.input.splits, int(w.split)).folds
     make = partial(mkl.make_estimator, cfg.get("estimator", w.algorithm), **cfg.get("params", {}))
-    record = evaluate_split(make, bank, folds, cfg.get("grid", {}), snakemake.params.metric)
+    cv_records = None
+    if snakemake.input.chunks:  # the grid's cross-validation ran as separate jobs
+        chunks = []
+        for path in snakemake.input.chunks:
+            with open(path) as fh:
+                chunks.append(json.load(fh))
+        cv_records = merge_chunks(grid_points(cfg.get("grid", {})), chunks)
+    record = evaluate_split(
+        make, bank, folds, cfg.get("grid", {}), snakemake.params.metric, cv_records
+    )
     record.update(
         experiment=w.experiment,
         dataset=w.dataset,
