@@ -15,6 +15,12 @@ include: "workflow/rules/fit.smk"
 include: "workflow/rules/report.smk"
 
 
+onstart:
+    # files a killed job was writing (their temporary names are never read as
+    # outputs; the working directory is locked, so no other run is writing now)
+    remove_stale_temporaries("results")
+
+
 rule all:
     default_target: True
     input:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
-from ._io import atomic_path
+from ._io import CorruptFile, atomic_path, crc32
 from .kernels import KernelSpec
 from .similarity import Spectra, remember, spectra
 
@@ -146,9 +146,13 @@ class KernelBank:
             raise ValueError(f"bank dtype must be float32 or float64, got {dtype}")
         with atomic_path(path) as tmp:
             with h5py.File(tmp, "w") as f:
-                f.create_dataset("train", data=np.asarray(self.train, dtype=dtype))
-                if self.test is not None:
-                    f.create_dataset("test", data=np.asarray(self.test, dtype=dtype))
+                checksums = {}
+                for name in ("train", "test"):  # the kernel blocks carry a checksum
+                    block = getattr(self, name)
+                    if block is not None:
+                        block = np.asarray(block, dtype=dtype)
+                        f.create_dataset(name, data=block)
+                        checksums[f"crc32_{name}"] = crc32(block)
                 f.create_dataset("factors", data=np.asarray(self.factors, dtype=np.float64))
                 f.create_dataset("specs", data=_specs_to_table(self.specs))
                 f.create_dataset("y_train", data=np.asarray(self.y_train))
@@ -159,11 +163,15 @@ class KernelBank:
                 f.attrs["bank_format"] = BANK_FORMAT_VERSION
                 for k, v in self.attrs.items():
                     f.attrs[k] = v
+                f.attrs.update(checksums)  # last: never a loaded bank's stale ones
 
     @classmethod
-    def load(cls, path: str | os.PathLike, mmap: bool = False) -> KernelBank:
+    def load(cls, path: str | os.PathLike, mmap: bool = False, verify: bool = True) -> KernelBank:
         """Read a bank. With ``mmap=True`` the kernel blocks are memory-mapped
-        (read-only, no copy); otherwise each is read once into memory."""
+        (read-only, no copy); otherwise each is read once into memory. With
+        ``verify`` the blocks' checksums are compared with those stored when
+        the bank was written: a damaged file raises :class:`CorruptFile`
+        instead of giving wrong kernels."""
         path = os.fspath(path)
         try:
             f = h5py.File(path, "r")
@@ -177,6 +185,15 @@ class KernelBank:
                 for name in ("train", "test")
                 if name in f
             }
+            if verify:
+                for name, block in blocks.items():
+                    stored = f.attrs.get(f"crc32_{name}")
+                    if stored is not None and crc32(block) != int(stored):
+                        raise CorruptFile(
+                            path,
+                            f"kernel bank {path!r}: the {name} block does not match its "
+                            "checksum (the file was damaged after it was written)",
+                        )
             optional = ("y_test", "train_index", "test_index", "eigenvalues", "eigenvectors")
             opt = {k: f[k][()] for k in optional if k in f}
             return cls(

@@ -25,9 +25,14 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     for p in paths:
         with open(p) as fh:
             rec = json.load(fh)
-        if not isinstance(rec, dict) or "test" not in rec:
+        if not isinstance(rec, dict) or ("test" not in rec and rec.get("status") != "failed"):
             raise ValueError(f"{p} is not a fit record")
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
+        if rec.get("status") == "failed":  # the fit raised: no metrics, the error kept
+            row.update({m: np.nan for m in METRICS}, error=rec["error"])
+            rows.append(row)
+            continue
+        row["error"] = ""
         row.update({m: rec["test"].get(m) for m in METRICS})
         row["n_selected"] = _scalar_mean(rec["fit"]["n_selected"])
         row["spectral_ratio"] = _scalar_mean(rec["fit"].get("spectral_ratio", np.nan))
@@ -37,10 +42,12 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
         rows.append(row)
     columns = ["dataset", "algorithm", "split", *METRICS, "n_selected", "spectral_ratio"]
-    columns += ["n_kernels", "seconds", "converged", "selected_params"]
+    columns += ["n_kernels", "seconds", "converged", "selected_params", "error"]
     if not rows:  # every dataset unavailable: empty tables that say so
         return pd.DataFrame(columns=columns)
-    return pd.DataFrame(rows).sort_values(["dataset", "algorithm", "split"], kind="stable")
+    return pd.DataFrame(rows, columns=columns).sort_values(
+        ["dataset", "algorithm", "split"], kind="stable"
+    )
 
 
 def _scalar_mean(v):
@@ -56,7 +63,12 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
     g = fits.groupby(["dataset", "algorithm"], sort=False)
     out = g[cols].agg(["mean", "std"])
     out.columns = [f"{c}_{s}" for c, s in out.columns]
-    out["n_splits"] = g.size()
+    if "error" in fits:  # failed fits count as failed, not as splits
+        failed = fits["error"].fillna("").astype(str).ne("")
+    else:
+        failed = pd.Series(False, index=fits.index)
+    out["n_failed"] = failed.groupby([fits["dataset"], fits["algorithm"]], sort=False).sum()
+    out["n_splits"] = g.size() - out["n_failed"]
     out["n_kernels"] = g["n_kernels"].first()
     out = out.reset_index()
     if order:
@@ -78,6 +90,7 @@ def fmt_pm(mean, std, digits: int = 1) -> str:
 
 
 NOT_AVAILABLE = "not available"
+FAILED = "failed"  # every split's fit raised an error (see the caption and per_split.csv)
 # our metric name -> the name in paper_results.csv
 PAPER_METRIC_NAMES = {"f1": "f_score"}
 # what a paper reports of a metric's mean (the std is unchanged by both)
@@ -112,9 +125,14 @@ def results_table(
                 row[alg] = "-"
             elif hit.empty:
                 row[alg] = "n/a"
+            elif "n_failed" in hit and hit["n_splits"].iloc[0] == 0:
+                row[alg] = FAILED
             else:
                 m, sd = hit[f"{metric}_mean"].iloc[0], hit[f"{metric}_std"].iloc[0]
                 row[alg] = fmt_pm(m * scale, sd * scale)
+                failed = int(hit["n_failed"].iloc[0]) if "n_failed" in hit else 0
+                if failed:
+                    row[alg] += f" ({failed} {FAILED})"
         rows.append(row)
     return pd.DataFrame(rows, columns=["dataset", *algorithms])
 

@@ -1,13 +1,18 @@
 # Configuration loading and validation, and the functions that list targets.
 import json
+import os
 import yaml
 from pathlib import Path
+
+from snakemake.logging import logger
 
 from snakemake.utils import validate
 
 import mkl
+import mkl._io
 import mkl.evaluate
 import mkl.experiment
+import mkl.kernels
 
 if not getattr(mkl, "IS_MKL_RESEARCH", False):
     raise WorkflowError(
@@ -80,6 +85,35 @@ wildcard_constraints:
     split="[0-9]+",
 
 
+def remove_stale_temporaries(root):
+    stale = list(Path(root).rglob(".*.tmp")) if Path(root).is_dir() else []
+    for path in stale:
+        path.unlink(missing_ok=True)
+    if stale:
+        logger.info(f"removed {len(stale)} temporary file(s) left by an interrupted run")
+
+
+_CHECKED = {}
+
+
+def checked(path):
+    """An input path, after making sure that an existing file there is whole:
+    a damaged one (truncated HDF5, unparsable JSON) is moved to
+    results/quarantine/ with a warning, so this run recomputes it."""
+    if path not in _CHECKED:
+        reason = mkl._io.unreadable_reason(path) if os.path.exists(path) else None
+        if reason:
+            dest = mkl._io.quarantine(path)
+            logger.warning(f"{path} is damaged ({reason}): moved to {dest}, recomputing it")
+        _CHECKED[path] = True
+    return path
+
+
+def checked_input(pattern):
+    """An input function: ``pattern`` formatted with the job's wildcards, checked."""
+    return lambda w: checked(pattern.format(**w))
+
+
 def download_manifest(dataset):
     """The download checkpoint's output: whether (and why not) a dataset is available."""
     return checkpoints.download.get(dataset=dataset).output[0]
@@ -97,7 +131,7 @@ def fit_files(experiment):
     exp = EXPERIMENTS[experiment]
     available = [ds for ds in exp["datasets"] if dataset_available(ds)]
     return [
-        f"results/fits/{experiment}/{ds}/{alg}/{split}.json"
+        checked(f"results/fits/{experiment}/{ds}/{alg}/{split}.json")
         for ds, alg, split in mkl.experiment.fit_jobs(exp, available)
     ]
 
@@ -118,8 +152,55 @@ def cv_chunk_files(w):
     if k == 1:
         return []
     return [
-        f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{w.split}/{i}.json" for i in range(k)
+        checked(f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{w.split}/{i}.json")
+        for i in range(k)
     ]
+
+
+# Cluster resources, from the sizes of the job's inputs (a retry gets more).
+BASE_MEM_MB = 600  # Python, numpy, the libraries
+
+
+def bank_mb(w, input):
+    """The size of the kernel bank a kernels job writes: kernels x n_train x
+    (n_train + n_test) x item size, from the data and split files' headers."""
+    import h5py
+
+    exp = EXPERIMENTS[w.experiment]
+    spec = mkl.experiment.kernels(exp, w.dataset)
+    with h5py.File(input.data, "r") as f:
+        n_features = f["X"].shape[1]
+        n_similarities = f["S"].shape[0] if "S" in f else 0
+    with h5py.File(input.splits, "r") as f:
+        n_train, n_test = len(f[f"{w.split}/train"]), len(f[f"{w.split}/test"])
+    if "similarity" in spec:
+        m = max(n_similarities, 1)
+    else:
+        singles = range(min(spec.get("feature_limit", n_features), n_features))
+        m = len(mkl.kernels.expand_bank_spec(spec, n_features, single_features=singles))
+    itemsize = 4 if spec.get("dtype") == "float32" else 8
+    eig = 2 * m * n_train * n_train * 8 if spec.get("eigendecompose") else 0
+    return (m * n_train * (n_train + n_test) * itemsize + eig) / 2**20
+
+
+def kernels_mem_mb(w, input, attempt):
+    return int(BASE_MEM_MB + 2.5 * bank_mb(w, input) * attempt)
+
+
+def fit_mem_mb(w, input, attempt):
+    """The bank in memory plus the inner-CV fold blocks sliced from it."""
+    return int(BASE_MEM_MB + 2.5 * input.size_mb * attempt)
+
+
+def fit_runtime(w, input, attempt):
+    """Minutes: generous, since MKL solvers differ by orders of magnitude."""
+    return int((20 + input.size_mb / 5) * attempt)
+
+
+def timing_mem_mb(w, attempt):
+    spec = EXPERIMENTS[w.experiment]["figures"][w.figure]
+    n, m = (int(w.value), spec["kernels"]) if spec["vary"] == "n" else (spec["n"], int(w.value))
+    return int(BASE_MEM_MB + 3 * m * n * n * 8 / 2**20 * attempt)
 
 
 def figures_of_kind(*kinds):

@@ -39,7 +39,7 @@ rule normalise:
 
 rule split:
     input:
-        "results/data/{dataset}.h5",
+        checked_input("results/data/{dataset}.h5"),
     output:
         "results/splits/{experiment}/{dataset}.h5",
     params:

@@ -6,8 +6,8 @@
 
 rule cv_chunk:
     input:
-        bank="results/kernels/{experiment}/{dataset}/{split}.h5",
-        splits="results/splits/{experiment}/{dataset}.h5",
+        bank=checked_input("results/kernels/{experiment}/{dataset}/{split}.h5"),
+        splits=checked_input("results/splits/{experiment}/{dataset}.h5"),
     output:
         "results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json",
     params:
@@ -19,6 +19,9 @@ rule cv_chunk:
         mkl_hash=FIT_SOURCE_HASH,
     wildcard_constraints:
         chunk="[0-9]+",
+    resources:
+        mem_mb=fit_mem_mb,
+        runtime=fit_runtime,
     log:
         "results/logs/cv_chunk/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.log",
     threads: 1
@@ -30,8 +33,8 @@ rule cv_chunk:
 
 rule fit:
     input:
-        bank="results/kernels/{experiment}/{dataset}/{split}.h5",
-        splits="results/splits/{experiment}/{dataset}.h5",
+        bank=checked_input("results/kernels/{experiment}/{dataset}/{split}.h5"),
+        splits=checked_input("results/splits/{experiment}/{dataset}.h5"),
         chunks=cv_chunk_files,
     output:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
@@ -41,6 +44,9 @@ rule fit:
             "selection_metric", "accuracy"
         ),
         mkl_hash=FIT_SOURCE_HASH,
+    resources:
+        mem_mb=fit_mem_mb,
+        runtime=fit_runtime,
     log:
         "results/logs/fit/{experiment}/{dataset}/{algorithm}/{split}.log",
     threads: 1

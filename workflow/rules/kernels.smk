@@ -3,8 +3,8 @@
 
 rule kernels:
     input:
-        data="results/data/{dataset}.h5",
-        splits="results/splits/{experiment}/{dataset}.h5",
+        data=checked_input("results/data/{dataset}.h5"),
+        splits=checked_input("results/splits/{experiment}/{dataset}.h5"),
     output:
         # temporary_banks: deleted once every fit, CV chunk and figure that reads it is done
         (
@@ -18,6 +18,9 @@ rule kernels:
             "feature_scaling", "standardise"
         ),
         mkl_hash=KERNELS_SOURCE_HASH,
+    resources:
+        mem_mb=kernels_mem_mb,
+        runtime=lambda w, attempt: 30 * attempt,
     log:
         "results/logs/kernels/{experiment}/{dataset}/{split}.log",
     conda:

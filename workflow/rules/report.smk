@@ -132,7 +132,10 @@ rule timing_point:
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         mkl_hash=TIMING_SOURCE_HASH,
-    threads: workflow.cores
+    threads: lambda wildcards: workflow.cores  # evaluated per job, so --unlock needs no --cores
+    resources:
+        mem_mb=timing_mem_mb,
+        runtime=lambda w, attempt: 60 * attempt,
     log:
         "results/logs/timing_point/{experiment}/{figure}/{value}.log",
     conda:

@@ -24,11 +24,19 @@ def run(snakemake, main):
         )
     from threadpoolctl import threadpool_limits
 
+    from mkl._io import CorruptFile, quarantine
     from mkl.datasets import DatasetUnavailable
 
     try:
         with threadpool_limits(limits=max(1, snakemake.threads)):
             main(snakemake, log)
+    except CorruptFile as exc:  # a damaged input: moved aside, so the next run recomputes it
+        log.error("%s", exc)
+        dest = quarantine(exc.path)
+        sys.exit(
+            f"error in rule {snakemake.rule} ({dict(snakemake.wildcards)}): {exc}; "
+            f"moved to {dest}: run again to recompute it"
+        )
     except (ValueError, DatasetUnavailable) as exc:
         log.error("%s", traceback.format_exc())
         sys.exit(f"error in rule {snakemake.rule} ({dict(snakemake.wildcards)}): {exc}")

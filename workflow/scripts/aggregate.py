@@ -40,10 +40,16 @@ def main(snakemake, log):
         not_run,
     )
     missing = "".join(f"\n- {ds}: {reason}" for ds, reason in unavailable.items())
+    failed = fits[fits["error"].fillna("").astype(bool)] if len(fits) else fits
+    failures = "".join(
+        f"\n- {r.dataset} / {r.algorithm} / split {r.split}: {r.error}" for r in failed.itertuples()
+    )
     caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"
     caption += f"\n\n{exp.get('description', '')}"
     if missing:
         caption += f"\n\nNot available:{missing}"
+    if failures:
+        caption += f"\n\nFailed fits (the error of each):{failures}"
     report.write_table(table, None, snakemake.output.md, caption)
     if "paper" in exp:
         ref = pd.read_csv(snakemake.params.paper_results)
@@ -70,7 +76,12 @@ def main(snakemake, log):
     report.write_paper_tables(
         tables, snakemake.output.paper_tables_md, snakemake.output.paper_tables_tex, wide_caption
     )
-    log.info("aggregated %d fit records; not available: %s", len(fits), sorted(unavailable))
+    log.info(
+        "aggregated %d fit records (%d failed); not available: %s",
+        len(fits),
+        len(failed),
+        sorted(unavailable),
+    )
 
 
 run(snakemake, main)  # noqa: F821

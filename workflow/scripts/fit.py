@@ -1,9 +1,15 @@
 """Rule fit: model selection over the grid by inner CV, refit, test metrics -> JSON."""
 
 import json
+import sys
 from functools import partial
 
+import numpy as np
 from _common import algorithm_bank, run
+
+# errors of fitting (bad parameters for these data, numerical failure, memory),
+# not of the workflow: recorded as a failed fit instead of stopping the run
+FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError)
 
 
 def main(snakemake, log):
@@ -26,9 +32,16 @@ def main(snakemake, log):
             with open(path) as fh:
                 chunks.append(json.load(fh))
         cv_records = merge_chunks(grid_points(cfg.get("grid", {})), chunks)
-    record = evaluate_split(
-        make, bank, folds, cfg.get("grid", {}), snakemake.params.metric, cv_records
-    )
+    try:
+        record = evaluate_split(
+            make, bank, folds, cfg.get("grid", {}), snakemake.params.metric, cv_records
+        )
+    except FIT_ERRORS as exc:
+        # the estimator refused or failed on these data: a record saying so, so that
+        # the other jobs and the tables go on and the table marks this cell "failed"
+        log.exception("fit failed")
+        print(f"error in rule fit ({dict(w)}): {type(exc).__name__}: {exc}", file=sys.stderr)
+        record = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
     record.update(
         experiment=w.experiment,
         dataset=w.dataset,
@@ -38,7 +51,7 @@ def main(snakemake, log):
         mkl_source_hash=snakemake.params.mkl_hash,
     )
     write_json(snakemake.output[0], record)
-    log.info("selected %s, test %s", record["selected_params"], record["test"])
+    log.info("selected %s, test %s", record.get("selected_params"), record.get("test"))
 
 
 run(snakemake, main)  # noqa: F821

@@ -25,17 +25,20 @@ def main(snakemake, log):
             cfg.get("estimator", s["algorithm"]),
             {**cfg.get("params", {}), **s.get("params", {})},
         )
-    records = timing_point(
-        ds.X,
-        ds.y,
-        n,
-        kernels,
-        spec["widths"],
-        series,
-        spec["repetitions"],
-        seed=spec.get("seed", 0),
-        feature_scaling=spec.get("feature_scaling", "minmax"),
-    )
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # the job holds all cores so that nothing runs beside it
+        records = timing_point(
+            ds.X,
+            ds.y,
+            n,
+            kernels,
+            spec["widths"],
+            series,
+            spec["repetitions"],
+            seed=spec.get("seed", 0),
+            feature_scaling=spec.get("feature_scaling", "minmax"),
+        )
     write_json(
         snakemake.output[0],
         {

@@ -1,0 +1,125 @@
+"""Faults: damaged outputs are detected and recomputed, a run killed with
+SIGKILL resumes without redoing finished work, a failing fit does not stop the
+others and the table marks it."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import pandas as pd
+import pytest
+import yaml
+
+from .conftest import REPO
+from .test_workflow import SMALL, _small_workdir, _tables, snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The tables of one uninterrupted run of the small experiment."""
+    root = _small_workdir(tmp_path_factory.mktemp("ref") / "run")
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return _tables(root)
+
+
+def _assert_same_tables(root, reference):
+    md, per_split = _tables(root)
+    assert md == reference[0]
+    pd.testing.assert_frame_equal(per_split, reference[1])
+
+
+def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, reference):
+    root = _small_workdir(tmp_path / "run")
+    assert snakemake(root).returncode == 0
+    bank = root / "results/kernels/small/gmkl_toy1/0.h5"
+    data = bank.read_bytes()
+    bank.write_bytes(data[: len(data) // 2])  # a disk that filled up
+    fit = root / "results/fits/small/gmkl_toy1/uniform/1.json"
+    fit.write_text('{"dataset": "gmkl_toy1", "test": {"accur')
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "0.h5 is damaged" in run.stderr and "1.json is damaged" in run.stderr
+    quarantined = sorted(p.name.split(".")[0] for p in (root / "results/quarantine").rglob("*.*"))
+    assert quarantined == ["0", "1"]
+    _assert_same_tables(root, reference)
+    # everything is whole again: nothing left to do
+    assert "Nothing to be done" in "".join((lambda r: r.stdout + r.stderr)(snakemake(root, "-n")))
+
+
+def test_bank_damaged_inside_is_caught_by_its_checksum(tmp_path, reference):
+    root = _small_workdir(tmp_path / "run")
+    assert snakemake(root).returncode == 0
+    bank = root / "results/kernels/small/gmkl_toy1/1.h5"
+    with h5py.File(bank, "r") as f:
+        offset = f["train"].id.get_offset()
+        nbytes = f["train"].id.get_storage_size()
+    with open(bank, "r+b") as fh:  # the file still opens; its kernel values are wrong
+        fh.seek(offset + nbytes // 2)
+        fh.write(b"\x7f" * 64)
+    (root / "results/fits/small/gmkl_toy1/easymkl/1.json").unlink()  # to be refitted
+    run = snakemake(root)
+    assert run.returncode != 0
+    assert "does not match its checksum" in run.stderr and "run again to recompute" in run.stderr
+    assert not bank.exists() and list((root / "results/quarantine").rglob("1.h5.*"))
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    _assert_same_tables(root, reference)
+
+
+def test_sigkill_mid_run_resumes_without_recomputing_finished_jobs(tmp_path, reference):
+    root = _small_workdir(tmp_path / "run")
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root)]
+    proc = subprocess.Popen(
+        [*cmd, "--cores", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: the kill reaches the running job too
+    )
+    fits = root / "results" / "fits" / "small"
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(fits.rglob("*.json")):
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = {p: p.stat().st_mtime_ns for p in fits.rglob("*.json")}
+    assert 1 <= len(done) < 6, "the kill should land between the first and the last fit"
+    unlock = subprocess.run([*cmd, "--unlock"], capture_output=True, text=True, timeout=120)
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    for path, mtime in done.items():
+        assert path.stat().st_mtime_ns == mtime, f"{path} was recomputed"
+    assert len(list(fits.rglob("*.json"))) == 6
+    assert not list((root / "results").rglob(".*.tmp"))  # a killed job's temporary file is gone
+    _assert_same_tables(root, reference)
+
+
+def test_a_failing_fit_is_marked_and_the_others_finish(tmp_path):
+    root = _small_workdir(tmp_path / "run")
+    small = dict(
+        SMALL,
+        algorithms={
+            **SMALL["algorithms"],
+            "broken": {"estimator": "easymkl", "params": {"lam": 2.0}},
+        },
+    )
+    (root / "config/experiments/small.yaml").write_text(yaml.safe_dump(small))
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "error in rule fit" in run.stderr and "lam" in run.stderr
+    record = json.loads((root / "results/fits/small/gmkl_toy1/broken/0.json").read_text())
+    assert record["status"] == "failed" and "ValueError" in record["error"]
+    md = (root / "results/tables/small/results.md").read_text()
+    assert "| failed" in md and "Failed fits (the error of each):" in md
+    summary = pd.read_csv(root / "results/tables/small/results.csv")
+    ok = summary[summary["algorithm"] != "broken"]
+    assert ok["accuracy_mean"].between(0, 1).all() and ok["n_failed"].eq(0).all()
+    broken = summary[summary["algorithm"] == "broken"].iloc[0]
+    assert broken["n_failed"] == 2 and broken["n_splits"] == 0
