@@ -15,6 +15,9 @@ def run(snakemake, main):
         force=True,
     )
     log = logging.getLogger(snakemake.rule)
+    log.info(
+        "start"
+    )  # with the closing "done": the job's own time (benchmarks/workflow_overhead.py)
     import mkl
 
     if not getattr(mkl, "IS_MKL_RESEARCH", False):
