@@ -53,9 +53,8 @@ def main():
         by_rule.setdefault(rule, []).append(e - s)
     print(f"{len(spans)} jobs, wall {wall:.0f} s on {args.cores} cores")
     for rule, times in sorted(by_rule.items(), key=lambda kv: -sum(kv[1])):
-        print(
-            f"  {rule:<16}{len(times):>6} jobs {sum(times):>9.1f} s  (median {sorted(times)[len(times) // 2]:.2f} s)"
-        )
+        median = sorted(times)[len(times) // 2]
+        print(f"  {rule:<16}{len(times):>6} jobs {sum(times):>9.1f} s  (median {median:.2f} s)")
     overhead = wall - busy / args.cores
     print(
         f"job time {busy:.0f} s; overhead {overhead:.0f} s = {overhead / wall:.1%} of the wall time"
