@@ -167,8 +167,9 @@ def test_tiny_experiment_end_to_end(workdir):
     assert (workdir / "results" / "figures" / "tiny" / "weights.pdf").stat().st_size > 1000
     for ext in ("png", "pdf"):
         assert (workdir / "results" / "figures" / "tiny" / f"accuracy.{ext}").stat().st_size > 1000
-    # every job wrote one log; nothing temporary left behind
+    # every job wrote one log; nothing temporary left behind; nothing written elsewhere
     assert not list((workdir / "results").rglob("*.tmp"))
+    assert {p.name for p in workdir.iterdir()} == {"config", "resources", "results", ".snakemake"}
     # a second run has nothing to do
     again = snakemake(workdir, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr

@@ -21,6 +21,8 @@ if not getattr(mkl, "IS_MKL_RESEARCH", False):
     )
 
 validate(config, "../schemas/config.schema.yaml")
+# --config key=value gives strings: read the boolean as a boolean
+config["temporary_banks"] = str(config.get("temporary_banks", False)).lower() == "true"
 
 EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
 REGISTRY_FILE = Path(config.get("registry", "config/datasets.yaml"))
