@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 import mkl
 from mkl.kernels import KernelSpec, compute_bank
 from mkl.synthetic import gmkl_toy
+from mkl.timing import timing_point
 
 DEFAULT_ALGORITHMS = [
     "uniform",
@@ -110,24 +111,33 @@ def print_main(floor, rows, header):
         )
 
 
-def sweep(label, values, make_bank, algorithms, seeds, repeats, tol):
-    """Kloft et al. Figure 1: seconds (mean ± std over seeds) per value."""
-    print(f"\nseconds per fit vs {label} (mean ± std over {seeds} data seeds; F in ms)")
-    print(f"{label:>8}{'F ms':>9}" + "".join(f"{a:>22}" for a in algorithms))
+def sweep(label, values, args):
+    """Kloft et al. Figure 1 on the toy data: seconds (mean ± std over fresh
+    draws) per value, by the workflow's own timing code (mkl.timing). Kernels
+    have unit diagonal there, so C = 1 is the C = n of the unit-trace bank above."""
+    X, y = gmkl_toy(1, n=max(max(values) if label == "n" else args.n, 500) * 2, seed=0)
+    series = {a: parse(a, 1.0, args.tol) for a in args.algorithms}
+    print(f"\nseconds per fit vs {label} (mean ± std over {args.seeds} draws; F in ms)")
+    print(f"{label:>8}{'F ms':>9}" + "".join(f"{a:>22}" for a in args.algorithms))
     for v in values:
-        per_alg = {a: [] for a in algorithms}
-        floors = []
-        for s in range(seeds):
-            K, y = make_bank(v, s)
-            floor, rows = measure(K, y, algorithms, repeats, tol)
-            floors.append(floor["F"])
-            for r in rows:
-                per_alg[r["algorithm"]].append(r["seconds"])
-            del K
-        cells = "".join(
-            f"{np.mean(per_alg[a]):>13.3f} ± {np.std(per_alg[a]):<6.3f}" for a in algorithms
+        n, m = (v, args.kernels) if label == "n" else (args.n, v)
+        recs = timing_point(
+            X,
+            y,
+            n,
+            m,
+            [0.5, 20.0],
+            series,
+            args.seeds,
+            feature_scaling="standardise",
+            dtype=np.float32 if args.float32 else np.float64,
         )
-        print(f"{v:>8}{np.mean(floors) * 1e3:>9.1f}{cells}", flush=True)
+        floor = np.mean([r["floor_seconds"] for r in recs])
+        cells = "".join(
+            f"{np.mean(t):>13.3f} ± {np.std(t):<6.3f}"
+            for t in ([r["seconds"] for r in recs if r["series"] == a] for a in args.algorithms)
+        )
+        print(f"{v:>8}{floor * 1e3:>9.1f}{cells}", flush=True)
 
 
 def main():
@@ -150,25 +160,9 @@ def main():
     dtype = np.float32 if args.float32 else np.float64
     with threadpool_limits(1):
         if args.sweep_n:
-            sweep(
-                "n",
-                args.sweep_n,
-                lambda n, s: gaussian_bank(n, args.kernels, dtype, s),
-                args.algorithms,
-                args.seeds,
-                1,
-                args.tol,
-            )
+            sweep("n", args.sweep_n, args)
         if args.sweep_kernels:
-            sweep(
-                "kernels",
-                args.sweep_kernels,
-                lambda m, s: gaussian_bank(args.n, m, dtype, s),
-                args.algorithms,
-                args.seeds,
-                1,
-                args.tol,
-            )
+            sweep("kernels", args.sweep_kernels, args)
         if not (args.sweep_n or args.sweep_kernels):
             K, y = gaussian_bank(args.n, args.kernels, dtype)
             floor, rows = measure(K, y, args.algorithms, args.repeats, args.tol)

@@ -344,18 +344,30 @@ METRIC_LABELS = {
 }
 
 
-def _mean_std_rows(fits: pd.DataFrame, metric: str, line: str, x: float, mask) -> dict | None:
-    vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
-    if vals.empty:
-        return None
-    return {
-        "metric": metric,
-        "line": line,
-        "x": float(x),
-        "mean": float(vals.mean()),
-        "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
-        "n": int(len(vals)),
-    }
+def curves(
+    fits: pd.DataFrame, points: Sequence[tuple[str, float, str, str]], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """Mean and std over splits of each metric at each point (line, x, dataset,
+    algorithm); points without fits (an unavailable dataset) are left out, as
+    are failed fits' missing values."""
+    rows = []
+    for metric in metrics:
+        for line, x, ds, alg in points:
+            mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
+            vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
+            if vals.empty:
+                continue
+            rows.append(
+                {
+                    "metric": metric,
+                    "line": line,
+                    "x": float(x),
+                    "mean": float(vals.mean()),
+                    "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
+                    "n": int(len(vals)),
+                }
+            )
+    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
 
 
 def sweep_curves(
@@ -365,17 +377,9 @@ def sweep_curves(
     metrics: Sequence[str],
 ) -> pd.DataFrame:
     """A metric against a swept parameter (e.g. GMKL's v): one line per dataset,
-    one point per (algorithm name, value) in ``members``; mean and std over
-    splits. Points with no fits (an unavailable dataset) are left out."""
-    rows = []
-    for metric in metrics:
-        for ds in datasets:
-            for alg, value in members:
-                mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
-                row = _mean_std_rows(fits, metric, ds, value, mask)
-                if row:
-                    rows.append(row)
-    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
+    one point per (algorithm name, value) in ``members``."""
+    points = [(ds, value, ds, alg) for ds in datasets for alg, value in members]
+    return curves(fits, points, metrics)
 
 
 def dataset_curves(
@@ -386,15 +390,8 @@ def dataset_curves(
 ) -> pd.DataFrame:
     """A metric against a number attached to each dataset (e.g. the ratio of
     relevant features of the SMKL toys): one line per algorithm."""
-    rows = []
-    for metric in metrics:
-        for alg in algorithms:
-            for ds, x in x_of_dataset.items():
-                mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
-                row = _mean_std_rows(fits, metric, alg, x, mask)
-                if row:
-                    rows.append(row)
-    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
+    points = [(alg, x, ds, alg) for alg in algorithms for ds, x in x_of_dataset.items()]
+    return curves(fits, points, metrics)
 
 
 def plot_curves(
