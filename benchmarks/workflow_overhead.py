@@ -11,7 +11,7 @@ This also counts the cores left idle where the DAG allows no parallelism
 (downloads before splits, the final aggregate), so it is an upper bound on
 the scheduler's and job start-up's cost.
 
-    python benchmarks/workflow_overhead.py results/logs --cores 2 [--wall SECONDS]
+    python benchmarks/workflow_overhead.py results/logs --cores 2 [--wall SECONDS] [--only NAME]
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ from datetime import datetime
 from pathlib import Path
 
 
-def job_spans(logs: Path) -> list[tuple[str, float, float]]:
-    """(rule, start, end) in seconds since the epoch, for every complete job log."""
+def job_spans(logs: Path, only: str | None = None) -> list[tuple[str, float, float]]:
+    """(rule, start, end) in seconds since the epoch, for every complete job log
+    (whose path names ``only``, e.g. an experiment, if given)."""
     spans = []
     for path in logs.rglob("*.log"):
+        if only and only not in path.relative_to(logs).parts:
+            continue
         lines = [ln for ln in path.read_text().splitlines() if ln[:4].isdigit()]
         starts = [ln for ln in lines if ln.endswith(" start")]
         ends = [ln for ln in lines if ln.endswith(" done")]
@@ -42,8 +45,9 @@ def main():
     ap.add_argument("logs", type=Path, help="the run's results/logs folder")
     ap.add_argument("--cores", type=int, required=True)
     ap.add_argument("--wall", type=float, help="the run's wall time in seconds")
+    ap.add_argument("--only", help="only logs with this path component (an experiment)")
     args = ap.parse_args()
-    spans = job_spans(args.logs)
+    spans = job_spans(args.logs, args.only)
     if not spans:
         raise SystemExit(f"no job log with start and done lines under {args.logs}")
     wall = args.wall or (max(e for _, _, e in spans) - min(s for _, s, _ in spans))
