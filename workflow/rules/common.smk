@@ -5,7 +5,6 @@ import yaml
 from pathlib import Path
 
 from snakemake.logging import logger
-
 from snakemake.utils import validate
 
 import mkl
@@ -58,8 +57,10 @@ def _load_experiment(path):
         if ds not in DATASETS:
             raise WorkflowError(f"{path}: dataset {ds!r} is not in {REGISTRY_FILE}")
     for fig, spec in exp.get("figures", {}).items():
-        if spec.get("dataset", next(iter(DATASETS))) not in DATASETS:
-            raise WorkflowError(f"{path}: figure {fig!r} uses {spec['dataset']!r}, not in {REGISTRY_FILE}")
+        if "dataset" in spec and spec["dataset"] not in DATASETS:
+            raise WorkflowError(
+                f"{path}: figure {fig!r} uses {spec['dataset']!r}, not in {REGISTRY_FILE}"
+            )
     for alg, spec in exp["algorithms"].items():
         if spec.get("estimator", alg) not in mkl.ALGORITHMS:
             raise WorkflowError(
