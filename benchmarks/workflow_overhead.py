@@ -11,7 +11,8 @@ This also counts the cores left idle where the DAG allows no parallelism
 (downloads before splits, the final aggregate), so it is an upper bound on
 the scheduler's and job start-up's cost.
 
-    python benchmarks/workflow_overhead.py results/logs --cores 2 [--wall SECONDS] [--only NAME]
+    python benchmarks/workflow_overhead.py results/logs --cores 2 [--wall SECONDS]
+        [--only NAME] [--since "YYYY-MM-DD HH:MM:SS"]
 """
 
 from __future__ import annotations
@@ -46,8 +47,12 @@ def main():
     ap.add_argument("--cores", type=int, required=True)
     ap.add_argument("--wall", type=float, help="the run's wall time in seconds")
     ap.add_argument("--only", help="only logs with this path component (an experiment)")
+    ap.add_argument("--since", help="only jobs started at or after this local time (one run)")
     args = ap.parse_args()
     spans = job_spans(args.logs, args.only)
+    if args.since:
+        t0 = datetime.strptime(args.since, "%Y-%m-%d %H:%M:%S").timestamp()
+        spans = [sp for sp in spans if sp[1] >= t0]
     if not spans:
         raise SystemExit(f"no job log with start and done lines under {args.logs}")
     wall = args.wall or (max(e for _, _, e in spans) - min(s for _, s, _ in spans))
