@@ -171,13 +171,13 @@ def evaluate_split(
     folds: np.ndarray,
     grid: Mapping[str, Sequence],
     metric: str = "accuracy",
-    cv_records: Sequence[Mapping] | None = None,
+    cv_chunks: Sequence[Mapping] | None = None,
 ) -> dict:
     """Model selection by inner CV on the training block, refit, test metrics.
 
-    ``cv_records``: the grid's CV records computed elsewhere (chunks of the
-    grid run as separate jobs, :func:`merge_chunks`); the selection and the
-    refit are then exactly those of computing them here.
+    ``cv_chunks``: the grid's cross-validation computed elsewhere, as chunks of
+    the grid run as separate jobs (joined by :func:`merge_chunks`); the
+    selection and the refit are then exactly those of computing it here.
 
     Returns a JSON-serialisable record (the fit stage's output)."""
     if bank.test is None or bank.y_test is None:
@@ -188,8 +188,8 @@ def evaluate_split(
         records = [
             {"params": dict(points[0]), "fold_scores": [], "fold_fits": [], "mean_score": None}
         ]
-    elif cv_records is not None:
-        records = merge_chunks(points, [{"indices": range(len(points)), "records": cv_records}])
+    elif cv_chunks is not None:
+        records = merge_chunks(points, cv_chunks)
     else:
         records = cross_validate_grid(make, K, y, folds, points, metric)
     best = select_best(records) if len(points) > 1 else 0

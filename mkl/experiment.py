@@ -113,6 +113,13 @@ def algorithm(exp: Mapping, name: str, dataset: str) -> dict:
     return entry
 
 
+def estimator(entry: Mapping, name: str, extra: Mapping | None = None) -> tuple[str, dict]:
+    """(registry name, constructor params) of algorithm entry ``name``: its
+    ``estimator`` (default the key) and ``params``, with ``extra`` on top (a
+    figure series' own params)."""
+    return entry.get("estimator", name), {**entry.get("params", {}), **(extra or {})}
+
+
 def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
     of the experiment's), each dataset with its own number of repetitions."""

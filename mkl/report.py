@@ -254,10 +254,7 @@ def plot_metric(
     datasets = list(summary["dataset"].unique())
     algorithms = list(summary["algorithm"].unique())
     if not datasets:  # nothing was available: a figure that says so
-        fig, ax = plt.subplots(figsize=(4, 1.5))
-        ax.axis("off")
-        ax.text(0.5, 0.5, f"{title}: no dataset available", ha="center", va="center")
-        _save_figure(fig, path_png, path_pdf)
+        _save_notice(f"{title}: no dataset available", path_png, path_pdf)
         return
     width = 0.8 / max(len(algorithms), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
@@ -344,6 +341,26 @@ METRIC_LABELS = {
 }
 
 
+CURVE_COLUMNS = ["metric", "line", "x", "mean", "std", "n"]
+
+
+def _curve_point(metric: str, line, x: float, values, standard_error: bool = False) -> dict:
+    """One point of a curve: the mean of ``values`` and, as ``std``, their
+    standard deviation (or the standard error of the mean)."""
+    v = np.asarray(values, dtype=float)
+    spread = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+    if standard_error:
+        spread /= np.sqrt(len(v))
+    return {
+        "metric": metric,
+        "line": line,
+        "x": float(x),
+        "mean": float(v.mean()),
+        "std": spread,
+        "n": int(len(v)),
+    }
+
+
 def curves(
     fits: pd.DataFrame, points: Sequence[tuple[str, float, str, str]], metrics: Sequence[str]
 ) -> pd.DataFrame:
@@ -355,19 +372,23 @@ def curves(
         for line, x, ds, alg in points:
             mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
             vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
-            if vals.empty:
-                continue
-            rows.append(
-                {
-                    "metric": metric,
-                    "line": line,
-                    "x": float(x),
-                    "mean": float(vals.mean()),
-                    "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
-                    "n": int(len(vals)),
-                }
-            )
-    return pd.DataFrame(rows, columns=["metric", "line", "x", "mean", "std", "n"])
+            if not vals.empty:
+                rows.append(_curve_point(metric, line, x, vals))
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def timing_curves(records: Sequence[Mapping], vary: str) -> pd.DataFrame:
+    """Fit time (seconds, and in units of the floor F timed beside it) against
+    ``vary`` (n or kernels), one line per series; error bars are standard
+    errors over repetitions, as in Kloft et al. (2009), Figure 1."""
+    df = pd.DataFrame(records)
+    df["in_F"] = df["seconds"] / df["floor_seconds"]
+    rows = [
+        _curve_point(metric, label, x, g[metric], standard_error=True)
+        for (label, x), g in df.groupby(["series", vary], sort=False)
+        for metric in ("seconds", "in_F")
+    ]
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
 def sweep_curves(
@@ -412,10 +433,7 @@ def plot_curves(
 
     metrics = list(dict.fromkeys(curves["metric"]))
     if not metrics:
-        fig, ax = plt.subplots(figsize=(4, 1.5))
-        ax.axis("off")
-        ax.text(0.5, 0.5, f"{title}: no data available", ha="center", va="center")
-        _save_figure(fig, path_png, path_pdf)
+        _save_notice(f"{title}: no data available", path_png, path_pdf)
         return
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
@@ -443,6 +461,16 @@ def plot_curves(
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+def _save_notice(text: str, path_png, path_pdf) -> None:
+    """A small figure that only says why there is nothing to plot."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 1.5))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center")
     _save_figure(fig, path_png, path_pdf)
 
 

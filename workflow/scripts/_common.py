@@ -15,9 +15,8 @@ def run(snakemake, main):
         force=True,
     )
     log = logging.getLogger(snakemake.rule)
-    log.info(
-        "start"
-    )  # with the closing "done": the job's own time (benchmarks/workflow_overhead.py)
+    # "start" and the closing "done" time the job's own work (benchmarks/workflow_overhead.py)
+    log.info("start")
     import mkl
 
     if not getattr(mkl, "IS_MKL_RESEARCH", False):
@@ -47,6 +46,24 @@ def run(snakemake, main):
         log.exception("unexpected error")
         raise
     log.info("done")
+
+
+def fit_inputs(snakemake):
+    """What a fit or CV-chunk job works on: the algorithm's kernels of the split's
+    bank, the split's inner-CV folds, and a factory of the algorithm's estimator
+    (taking the grid point's params)."""
+    from functools import partial
+
+    import mkl
+    from mkl.bank import KernelBank
+    from mkl.datasets import load_split
+    from mkl.experiment import estimator
+
+    cfg = snakemake.params.algorithm
+    bank = algorithm_bank(KernelBank.load(snakemake.input.bank), cfg)
+    folds = load_split(snakemake.input.splits, int(snakemake.wildcards.split)).folds
+    name, params = estimator(cfg, snakemake.wildcards.algorithm)
+    return bank, folds, partial(mkl.make_estimator, name, **params)
 
 
 def algorithm_bank(bank, cfg):

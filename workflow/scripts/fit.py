@@ -2,10 +2,9 @@
 
 import json
 import sys
-from functools import partial
 
 import numpy as np
-from _common import algorithm_bank, run
+from _common import fit_inputs, run
 
 # errors of fitting (bad parameters for these data, numerical failure, memory),
 # not of the workflow: recorded as a failed fit instead of stopping the run
@@ -15,26 +14,24 @@ FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError)
 def main(snakemake, log):
     import mkl
     from mkl._io import write_json
-    from mkl.bank import KernelBank
-    from mkl.datasets import load_split
-    from mkl.evaluate import evaluate_split, grid_points, merge_chunks
+    from mkl.evaluate import evaluate_split
 
     w = snakemake.wildcards
-    cfg = snakemake.params.algorithm
-    bank = KernelBank.load(snakemake.input.bank)
-    bank = algorithm_bank(bank, cfg)
-    folds = load_split(snakemake.input.splits, int(w.split)).folds
-    make = partial(mkl.make_estimator, cfg.get("estimator", w.algorithm), **cfg.get("params", {}))
-    cv_records = None
+    bank, folds, make = fit_inputs(snakemake)
+    cv_chunks = None
     if snakemake.input.chunks:  # the grid's cross-validation ran as separate jobs
-        chunks = []
+        cv_chunks = []
         for path in snakemake.input.chunks:
             with open(path) as fh:
-                chunks.append(json.load(fh))
-        cv_records = merge_chunks(grid_points(cfg.get("grid", {})), chunks)
+                cv_chunks.append(json.load(fh))
     try:
         record = evaluate_split(
-            make, bank, folds, cfg.get("grid", {}), snakemake.params.metric, cv_records
+            make,
+            bank,
+            folds,
+            snakemake.params.algorithm.get("grid", {}),
+            snakemake.params.metric,
+            cv_chunks,
         )
     except FIT_ERRORS as exc:
         # the estimator refused or failed on these data: a record saying so, so that

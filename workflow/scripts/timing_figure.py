@@ -8,9 +8,6 @@ from _common import run
 def main(snakemake, log):
     import json
 
-    import numpy as np
-    import pandas as pd
-
     from mkl import report
     from mkl._io import write_json
 
@@ -20,26 +17,10 @@ def main(snakemake, log):
     for path in snakemake.input:
         with open(path) as fh:
             records.extend(json.load(fh)["records"])
-    df = pd.DataFrame(records)
-    df["in_F"] = df["seconds"] / df["floor_seconds"]
-    x = spec["vary"]
-    rows = []
-    for (label, xv), g in df.groupby(["series", x], sort=False):
-        for metric in ("seconds", "in_F"):
-            v = g[metric].to_numpy()
-            sem = float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
-            rows.append(
-                {
-                    "metric": metric,
-                    "line": label,
-                    "x": float(xv),
-                    "mean": float(v.mean()),
-                    "std": sem,
-                    "n": len(v),
-                }
-            )
-    curves = pd.DataFrame(rows)
-    x_label = spec.get("x_label", "training examples n" if x == "n" else "number of kernels")
+    curves = report.timing_curves(records, spec["vary"])
+    x_label = spec.get(
+        "x_label", "training examples n" if spec["vary"] == "n" else "number of kernels"
+    )
     title = spec.get("title", f"{exp['name']}: {snakemake.wildcards.figure}")
     report.plot_curves(
         curves,
@@ -50,7 +31,10 @@ def main(snakemake, log):
         log_x=True,
         log_y_metrics=("seconds", "in_F"),
     )
-    write_json(snakemake.output.json, {"figure": spec, "points": rows, "records": records})
+    write_json(
+        snakemake.output.json,
+        {"figure": spec, "points": curves.to_dict("records"), "records": records},
+    )
     log.info("%d timing records", len(records))
 
 

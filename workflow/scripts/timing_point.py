@@ -6,9 +6,8 @@ from _common import run
 
 
 def main(snakemake, log):
-    import numpy as np
-
     import mkl
+    from mkl import experiment
     from mkl._io import write_json
     from mkl.datasets import Dataset
     from mkl.timing import timing_point
@@ -18,13 +17,12 @@ def main(snakemake, log):
     value = int(snakemake.wildcards.value)
     n, kernels = (value, spec["kernels"]) if spec["vary"] == "n" else (spec["n"], value)
     ds = Dataset.load(snakemake.input[0])
-    series = {}
-    for label, s in spec["series"].items():
-        cfg = exp["algorithms"][s["algorithm"]]
-        series[label] = (
-            cfg.get("estimator", s["algorithm"]),
-            {**cfg.get("params", {}), **s.get("params", {})},
+    series = {
+        label: experiment.estimator(
+            exp["algorithms"][s["algorithm"]], s["algorithm"], s.get("params")
         )
+        for label, s in spec["series"].items()
+    }
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):  # the job holds all cores so that nothing runs beside it
@@ -47,10 +45,6 @@ def main(snakemake, log):
             "kernels": kernels,
             "records": records,
             "mkl_version": mkl.__version__,
-            "mean_seconds": {
-                lab: float(np.mean([r["seconds"] for r in records if r["series"] == lab]))
-                for lab in series
-            },
         },
     )
     log.info(

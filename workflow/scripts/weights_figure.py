@@ -19,8 +19,8 @@ def main(snakemake, log):
     for name, s in spec["series"].items():
         cfg = experiment.algorithm(exp, s["algorithm"], spec["dataset"])
         bank = algorithm_bank(full, cfg)
-        params = {**cfg.get("params", {}), **s.get("params", {})}
-        est = mkl.make_estimator(cfg.get("estimator", s["algorithm"]), **params)
+        registry_name, params = experiment.estimator(cfg, s["algorithm"], s.get("params"))
+        est = mkl.make_estimator(registry_name, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(bank.train, bank.y_train)
