@@ -132,6 +132,26 @@ def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     return jobs
 
 
+def split_batches(n_splits: int, per_job: int) -> list[tuple[int, int]]:
+    """Splits 0..n_splits-1 cut into runs of ``per_job`` consecutive splits, as
+    (first, last) pairs (the last run may be shorter)."""
+    if per_job < 1:
+        raise ValueError(f"splits_per_job must be at least 1, got {per_job}")
+    return [(a, min(a + per_job, n_splits) - 1) for a in range(0, n_splits, per_job)]
+
+
+def fit_batches(exp: Mapping, datasets=None, per_job: int = 1) -> list[tuple[str, str, int, int]]:
+    """(dataset, algorithm, first split, last split) of every fit job when each
+    job fits ``per_job`` consecutive splits of one (dataset, algorithm)."""
+    return [
+        (ds, alg, first, last)
+        for ds in (exp["datasets"] if datasets is None else datasets)
+        for alg in exp["algorithms"]
+        if runs_on(exp, alg, ds)
+        for first, last in split_batches(protocol(exp, ds)["repetitions"], per_job)
+    ]
+
+
 def check(exp: Mapping) -> None:
     """Cross-references the schema cannot express: overrides, algorithm
     ``datasets`` and figures name the experiment's own datasets/algorithms."""

@@ -19,14 +19,24 @@ from ._io import atomic_path, write_text
 from .evaluate import METRICS
 
 
-def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
-    """One row per fit record: dataset, algorithm, split, test metrics, fit details."""
-    rows = []
-    for p in paths:
-        with open(p) as fh:
-            rec = json.load(fh)
+def read_fit_records(path: str | os.PathLike) -> list[dict]:
+    """The fit records of one file: a single split's record, or a batch job's
+    ``{"records": [...]}`` (one per split)."""
+    with open(path) as fh:
+        content = json.load(fh)
+    records = content.get("records") if isinstance(content, dict) else None
+    records = [content] if records is None else records
+    for rec in records:
         if not isinstance(rec, dict) or ("test" not in rec and rec.get("status") != "failed"):
-            raise ValueError(f"{p} is not a fit record")
+            raise ValueError(f"{path} is not a fit record")
+    return records
+
+
+def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    """One row per fit record (files as ``read_fit_records`` reads them):
+    dataset, algorithm, split, test metrics, fit details."""
+    rows = []
+    for rec in (rec for p in paths for rec in read_fit_records(p)):
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
         if rec.get("status") == "failed":  # the fit raised: no metrics, the error kept
             row.update({m: np.nan for m in METRICS}, error=rec["error"])

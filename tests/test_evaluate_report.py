@@ -123,6 +123,14 @@ def test_tables_and_paper_comparison(tmp_path):
         p = tmp_path / f"{i}.json"
         p.write_text(json.dumps(_fit_record(ds, alg, sp, acc)))
         paths.append(p)
+    # a batch job's file (one record per split) reads as the same rows
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({"records": [json.loads(p.read_text()) for p in paths[:2]]}))
+    pd.testing.assert_frame_equal(collect_fits([batch, *paths[2:]]), collect_fits(paths))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"records": [{"dataset": "toy"}]}))
+    with pytest.raises(ValueError, match="bad.json is not a fit record"):
+        collect_fits([bad])
     summary = summarise(
         collect_fits(paths), {"dataset": ["toy", "b"], "algorithm": ["uniform", "linear"]}
     )

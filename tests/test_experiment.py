@@ -95,6 +95,19 @@ def test_overrides_and_fit_jobs():
     assert experiment.runs_on(exp, "gmkl_v_1", "a") and not experiment.runs_on(exp, "gmkl_v_1", "b")
 
 
+def test_fit_batches_cover_every_split_once():
+    assert experiment.split_batches(5, 2) == [(0, 1), (2, 3), (4, 4)]
+    assert experiment.split_batches(3, 1) == [(0, 0), (1, 1), (2, 2)]
+    assert experiment.split_batches(3, 10) == [(0, 2)]
+    with pytest.raises(ValueError, match="splits_per_job"):
+        experiment.split_batches(3, 0)
+    exp = experiment.expand(BASE)
+    batches = experiment.fit_batches(exp, per_job=2)
+    covered = [(ds, alg, s) for ds, alg, a, b in batches for s in range(a, b + 1)]
+    assert covered == experiment.fit_jobs(exp)
+    assert ("a", "uniform", 2, 2) in batches and ("b", "uniform", 0, 1) in batches
+
+
 def test_algorithm_overrides_per_dataset():
     exp = experiment.expand(BASE)
     assert experiment.algorithm(exp, "uniform", "b") == {"grid": {"C": [1, 10]}}

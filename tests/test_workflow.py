@@ -290,12 +290,12 @@ SMALL = {
 }
 
 
-def _small_workdir(root, **config):
+def _small_workdir(root, experiment=SMALL, **config):
     root.mkdir()
     (root / "config" / "experiments").mkdir(parents=True)
     shutil.copy(REPO / "config" / "datasets.yaml", root / "config")
     shutil.copy(REPO / "resources" / "paper_results.csv", root / "paper_results.csv")
-    (root / "config" / "experiments" / "small.yaml").write_text(yaml.safe_dump(SMALL))
+    (root / "config" / "experiments" / "small.yaml").write_text(yaml.safe_dump(experiment))
     cfg = {"experiments": ["small"], "paper_results": "paper_results.csv", **config}
     (root / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
     return root
@@ -324,6 +324,38 @@ def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path):
     for k in (2, 4):
         assert outputs[k][0] == outputs[1][0]
         pd.testing.assert_frame_equal(outputs[k][1], outputs[1][1])
+
+
+def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
+    """3 splits fitted one per job, or two per job (batches 0-1 and 2-2, also
+    with the grids cut into CV chunks): the same records and tables; a rerun
+    has nothing to do."""
+    three_splits = {**SMALL, "protocol": {**SMALL["protocol"], "repetitions": 3}}
+    outputs = {}
+    for name, config in {
+        "b1": {},
+        "b2": {"splits_per_job": 2},
+        "b2k2": {"splits_per_job": 2, "grid_chunks": 2},
+    }.items():
+        root = _small_workdir(tmp_path / name, experiment=three_splits, **config)
+        run = snakemake(root)
+        assert run.returncode == 0, run.stderr[-3000:]
+        fits = sorted(p.name for p in (root / "results" / "fits" / "small").rglob("*.json"))
+        if name == "b1":
+            assert fits == sorted(["0.json", "1.json", "2.json"] * 3)
+        else:  # uniform, easymkl and level, each in two jobs
+            assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 3)
+            batch = json.loads(
+                (root / "results" / "fits" / "small" / "gmkl_toy1" / "level" / "splits_0-1.json")
+                .read_text()
+            )
+            assert [r["split"] for r in batch["records"]] == [0, 1]
+        outputs[name] = _tables(root)
+        again = snakemake(root, "-n")
+        assert "Nothing to be done" in again.stdout + again.stderr
+    for name in ("b2", "b2k2"):
+        assert outputs[name][0] == outputs["b1"][0]
+        pd.testing.assert_frame_equal(outputs[name][1], outputs["b1"][1])
 
 
 def test_temporary_banks_are_removed_after_use(tmp_path):

@@ -127,15 +127,43 @@ def dataset_available(dataset):
         return json.load(fh).get("status", "available") != "unavailable"
 
 
+def splits_per_job(experiment):
+    """How many splits of one (dataset, algorithm) a fit job does: config
+    splits_per_job, else the experiment's execution.splits_per_job, else 1."""
+    exp = EXPERIMENTS[experiment]
+    return config.get("splits_per_job", exp.get("execution", {}).get("splits_per_job", 1))
+
+
 def fit_files(experiment):
-    """The fits of the experiment's available datasets; evaluated after the
-    download checkpoint, so an unavailable dataset drops out of the DAG (and is
-    reported as such by the aggregate) instead of failing the run."""
+    """The fit records of the experiment's available datasets: one file per
+    split, or with splits_per_job = b > 1 one file per b consecutive splits
+    (splits_{first}-{last}.json). Evaluated after the download checkpoint, so an
+    unavailable dataset drops out of the DAG (and is reported as such by the
+    aggregate) instead of failing the run."""
     exp = EXPERIMENTS[experiment]
     available = [ds for ds in exp["datasets"] if dataset_available(ds)]
+    per_job = splits_per_job(experiment)
+    if per_job == 1:
+        return [
+            checked(f"results/fits/{experiment}/{ds}/{alg}/{split}.json")
+            for ds, alg, split in mkl.experiment.fit_jobs(exp, available)
+        ]
     return [
-        checked(f"results/fits/{experiment}/{ds}/{alg}/{split}.json")
-        for ds, alg, split in mkl.experiment.fit_jobs(exp, available)
+        checked(f"results/fits/{experiment}/{ds}/{alg}/splits_{first}-{last}.json")
+        for ds, alg, first, last in mkl.experiment.fit_batches(exp, available, per_job)
+    ]
+
+
+def job_splits(w):
+    """The splits a fit job works on: its split, or its batch first..last."""
+    if hasattr(w, "split"):
+        return [int(w.split)]
+    return list(range(int(w.first), int(w.last) + 1))
+
+
+def bank_files(w):
+    return [
+        checked(f"results/kernels/{w.experiment}/{w.dataset}/{split}.h5") for split in job_splits(w)
     ]
 
 
@@ -151,11 +179,13 @@ def grid_chunks(w):
 
 
 def cv_chunk_files(w):
+    """The CV chunks a fit job joins: k per split, split by split."""
     k = grid_chunks(w)
     if k == 1:
         return []
     return [
-        checked(f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{w.split}/{i}.json")
+        checked(f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{split}/{i}.json")
+        for split in job_splits(w)
         for i in range(k)
     ]
 
@@ -191,13 +221,16 @@ def kernels_mem_mb(w, input, attempt):
 
 
 def fit_mem_mb(w, input, attempt):
-    """The bank in memory plus the inner-CV fold blocks sliced from it."""
-    return int(BASE_MEM_MB + 2.5 * input.size_mb * attempt)
+    """One bank in memory (a batch loads its splits' banks in turn) plus the
+    inner-CV fold blocks sliced from it."""
+    banks = [input.bank] if isinstance(input.bank, str) else list(input.bank)
+    largest = max((os.path.getsize(b) for b in banks if os.path.exists(b)), default=0) / 2**20
+    return int(BASE_MEM_MB + 2.5 * largest * attempt)
 
 
 def fit_runtime(w, input, attempt):
     """Minutes: generous, since MKL solvers differ by orders of magnitude."""
-    return int((20 + input.size_mb / 5) * attempt)
+    return int((20 * len(job_splits(w)) + input.size_mb / 5) * attempt)
 
 
 def timing_mem_mb(w, attempt):

@@ -2,6 +2,9 @@
 # hyperparameter grid and the inner CV folds with the bank loaded once, then
 # refits the selected point and tests it. With grid_chunks = k > 1 the cross-
 # validation runs as k cv_chunk jobs instead, and the fit job joins them.
+# With splits_per_job = b > 1 one fit_batch job does b consecutive splits in
+# turn (a record per split, in one file), so that short fits do not each pay
+# for a Python start-up and Snakemake's scheduling.
 
 
 rule cv_chunk:
@@ -33,7 +36,7 @@ rule cv_chunk:
 
 rule fit:
     input:
-        bank=checked_input("results/kernels/{experiment}/{dataset}/{split}.h5"),
+        bank=bank_files,
         splits=checked_input("results/splits/{experiment}/{dataset}.h5"),
         chunks=cv_chunk_files,
     output:
@@ -54,3 +57,13 @@ rule fit:
         "../../envs/mkl.yaml"
     script:
         "../scripts/fit.py"
+
+
+use rule fit as fit_batch with:
+    output:
+        "results/fits/{experiment}/{dataset}/{algorithm}/splits_{first}-{last}.json",
+    wildcard_constraints:
+        first="[0-9]+",
+        last="[0-9]+",
+    log:
+        "results/logs/fit/{experiment}/{dataset}/{algorithm}/splits_{first}-{last}.log",

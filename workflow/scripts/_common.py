@@ -48,10 +48,10 @@ def run(snakemake, main):
     log.info("done")
 
 
-def fit_inputs(snakemake):
-    """What a fit or CV-chunk job works on: the algorithm's kernels of the split's
-    bank, the split's inner-CV folds, and a factory of the algorithm's estimator
-    (taking the grid point's params)."""
+def fit_inputs(snakemake, bank_path, split):
+    """What a fit or CV-chunk job works on for one split: the algorithm's kernels
+    of the split's bank, the split's inner-CV folds, and a factory of the
+    algorithm's estimator (taking the grid point's params)."""
     from functools import partial
 
     import mkl
@@ -60,8 +60,8 @@ def fit_inputs(snakemake):
     from mkl.experiment import estimator
 
     cfg = snakemake.params.algorithm
-    bank = algorithm_bank(KernelBank.load(snakemake.input.bank), cfg)
-    folds = load_split(snakemake.input.splits, int(snakemake.wildcards.split)).folds
+    bank = algorithm_bank(KernelBank.load(bank_path), cfg)
+    folds = load_split(snakemake.input.splits, split).folds
     name, params = estimator(cfg, snakemake.wildcards.algorithm)
     return bank, folds, partial(mkl.make_estimator, name, **params)
 

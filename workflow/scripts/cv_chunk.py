@@ -11,7 +11,7 @@ def main(snakemake, log):
     w = snakemake.wildcards
     points = grid_points(snakemake.params.algorithm.get("grid", {}))
     indices = grid_chunk(len(points), snakemake.params.chunks, int(w.chunk))
-    bank, folds, make = fit_inputs(snakemake)
+    bank, folds, make = fit_inputs(snakemake, snakemake.input.bank, int(w.split))
     records = cross_validate_grid(
         make, bank.train, bank.y_train, folds, [points[i] for i in indices], snakemake.params.metric
     )

@@ -1,4 +1,6 @@
-"""Rule fit: model selection over the grid by inner CV, refit, test metrics -> JSON."""
+"""Rules fit and fit_batch: for each of the job's splits, model selection over
+the grid by inner CV, refit, test metrics -> one JSON record per split (a batch
+job writes its records as one file, {"records": [...]})."""
 
 import json
 import sys
@@ -11,17 +13,18 @@ from _common import fit_inputs, run
 FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError)
 
 
-def main(snakemake, log):
+def fit_split(snakemake, log, bank_path, split, chunk_paths):
+    """The record of one split: selected params, fit details and test metrics,
+    or ``status: failed`` with the error."""
     import mkl
-    from mkl._io import write_json
     from mkl.evaluate import evaluate_split
 
     w = snakemake.wildcards
-    bank, folds, make = fit_inputs(snakemake)
+    bank, folds, make = fit_inputs(snakemake, bank_path, split)
     cv_chunks = None
-    if snakemake.input.chunks:  # the grid's cross-validation ran as separate jobs
+    if chunk_paths:  # the grid's cross-validation ran as separate jobs
         cv_chunks = []
-        for path in snakemake.input.chunks:
+        for path in chunk_paths:
             with open(path) as fh:
                 cv_chunks.append(json.load(fh))
     try:
@@ -36,19 +39,37 @@ def main(snakemake, log):
     except FIT_ERRORS as exc:
         # the estimator refused or failed on these data: a record saying so, so that
         # the other jobs and the tables go on and the table marks this cell "failed"
-        log.exception("fit failed")
-        print(f"error in rule fit ({dict(w)}): {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.exception("fit of split %d failed", split)
+        where = {**dict(w), "split": split}
+        print(f"error in rule fit ({where}): {type(exc).__name__}: {exc}", file=sys.stderr)
         record = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
     record.update(
         experiment=w.experiment,
         dataset=w.dataset,
         algorithm=w.algorithm,
-        split=int(w.split),
+        split=split,
         mkl_version=mkl.__version__,
         mkl_source_hash=snakemake.params.mkl_hash,
     )
-    write_json(snakemake.output[0], record)
-    log.info("selected %s, test %s", record.get("selected_params"), record.get("test"))
+    log.info("split %d: selected %s, test %s", split, record.get("selected_params"), record.get("test"))
+    return record
+
+
+def main(snakemake, log):
+    from mkl._io import write_json
+
+    w = snakemake.wildcards
+    batch = hasattr(w, "first")
+    splits = list(range(int(w.first), int(w.last) + 1)) if batch else [int(w.split)]
+    banks = snakemake.input.bank
+    banks = [banks] if isinstance(banks, str) else list(banks)
+    chunks = list(snakemake.input.chunks)
+    per_split = len(chunks) // len(splits)  # CV chunk files, split by split
+    records = [
+        fit_split(snakemake, log, bank, split, chunks[i * per_split : (i + 1) * per_split])
+        for i, (bank, split) in enumerate(zip(banks, splits, strict=True))
+    ]
+    write_json(snakemake.output[0], {"records": records} if batch else records[0])
 
 
 run(snakemake, main)  # noqa: F821
