@@ -44,7 +44,8 @@ class BinaryFit:
 
 
 def as_kernel_array(K, name: str = "K") -> np.ndarray:
-    """Structural checks on a bank: 3-D, numeric, float32 or float64 (no copy then)."""
+    """Structural checks on a bank: 3-D, numeric, float32 or float64, C-contiguous
+    (no copy when it is all of these already)."""
     if isinstance(K, KernelBank):
         K = K.train
     if not isinstance(K, np.ndarray):
@@ -60,7 +61,9 @@ def as_kernel_array(K, name: str = "K") -> np.ndarray:
         K = K.astype(np.float64)
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {K.shape})")
-    return K
+    # solvers pass over the flattened bank every iteration: a strided view
+    # would be copied each time, so it is copied once here instead
+    return np.ascontiguousarray(K)
 
 
 def locate_bad_kernel(K: np.ndarray, name: str = "K") -> str:

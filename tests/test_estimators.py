@@ -105,6 +105,18 @@ def test_float32_bank_gives_the_same_model(problem):
     assert b.objective_ == pytest.approx(a.objective_, rel=1e-4)
 
 
+@pytest.mark.parametrize("name", ["easymkl", "memo", "level"])
+def test_strided_bank_gives_the_same_model(problem, name):
+    """A bank laid out with the kernel axis innermost (what fancy indexing of
+    fold blocks gives) is the same problem as its C-contiguous copy."""
+    _, y, K = problem
+    strided = np.moveaxis(np.ascontiguousarray(np.moveaxis(K, 0, -1)), -1, 0)
+    assert not strided.flags["C_CONTIGUOUS"] and np.array_equal(strided, K)
+    a = mkl.make_estimator(name).fit(K, y)
+    b = mkl.make_estimator(name).fit(strided, y)
+    np.testing.assert_allclose(b.weights_, a.weights_, rtol=1e-10, atol=1e-12)
+
+
 # --------------------------------------------------------------------- bad input
 def _bad_inputs(K, y):
     nan = K.copy()
