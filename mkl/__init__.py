@@ -15,10 +15,13 @@ from __future__ import annotations
 import hashlib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .algorithms import ALGORITHMS
 from .bank import KernelBank
-from .base import MKLClassifier
+
+if TYPE_CHECKING:
+    from .algorithms import ALGORITHMS
+    from .base import MKLClassifier
 
 try:
     __version__ = version("mkl-research")
@@ -28,8 +31,24 @@ except PackageNotFoundError:  # running from a source tree
 IS_MKL_RESEARCH = True
 
 
+def __getattr__(name: str):
+    # the estimators (and scikit-learn, 0.9 s of imports) load on first use, so
+    # the workflow's data and kernel jobs, which never fit, start without them
+    if name == "ALGORITHMS":
+        from .algorithms import ALGORITHMS
+
+        return ALGORITHMS
+    if name == "MKLClassifier":
+        from .base import MKLClassifier
+
+        return MKLClassifier
+    raise AttributeError(f"module 'mkl' has no attribute {name!r}")
+
+
 def make_estimator(name: str, **params) -> MKLClassifier:
     """An unfitted estimator for a registry name (see ``ALGORITHMS``)."""
+    from .algorithms import ALGORITHMS
+
     try:
         cls = ALGORITHMS[name]
     except KeyError:

@@ -41,8 +41,6 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-import pandas as pd
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from . import synthetic
 from ._io import atomic_path, write_json
@@ -230,6 +228,8 @@ def _open_text(path: Path) -> io.TextIOBase:
 
 def parse_pmlb(paths: Sequence[Path], target: str = "target") -> tuple[np.ndarray, np.ndarray]:
     """PMLB tab-separated (gzipped) table with a header and a target column."""
+    import pandas as pd  # here, not at the top: kernel jobs never parse text
+
     df = pd.read_csv(paths[0], sep="\t")
     if target not in df.columns:
         raise ValueError(f"{paths[0]}: no target column {target!r}")
@@ -261,6 +261,8 @@ def parse_table(
     sample; ``label_column`` by index or header name; ``missing`` marks an
     unknown value and ``missing_policy`` drops those rows or imputes the
     column mean."""
+    import pandas as pd  # here, not at the top: kernel jobs never parse text
+
     sep = r"\s+" if delimiter in (None, "whitespace") else delimiter
     frames = [
         pd.read_csv(p, sep=sep, header=0 if header else None, na_values=missing, engine="python")
@@ -359,6 +361,8 @@ def parse_table_and_labels(
     """Features and labels in separate files (UCI's madelon: ``*.data`` with the
     features, ``*.labels`` with one label per line), given as pairs
     data, labels, data, labels, ... and concatenated."""
+    import pandas as pd  # here, not at the top: kernel jobs never parse text
+
     if len(paths) % 2:
         raise ValueError("table_and_labels needs (data file, labels file) pairs")
     sep = r"\s+" if delimiter in (None, "whitespace") else delimiter
@@ -708,6 +712,8 @@ def make_splits(
     ``balanced``: every class is first subsampled (seeded, per split) to the size
     of the smallest one, so train and test hold equal numbers of each class
     (Kundu et al. 2010's protocol); the dropped points are in neither part."""
+    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction}")

@@ -40,7 +40,6 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from .kernels import KernelSpec, kernel_function
 
@@ -94,6 +93,8 @@ def symmetric_eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     A = np.asarray(A, dtype=np.float64)
     for driver in ("evr", "evd", "ev"):
         try:
+            import scipy.linalg
+
             return scipy.linalg.eigh(A, driver=driver)
         except np.linalg.LinAlgError:
             continue

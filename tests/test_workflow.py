@@ -346,8 +346,9 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
         else:  # uniform, easymkl and level, each in two jobs
             assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 3)
             batch = json.loads(
-                (root / "results" / "fits" / "small" / "gmkl_toy1" / "level" / "splits_0-1.json")
-                .read_text()
+                (
+                    root / "results" / "fits" / "small" / "gmkl_toy1" / "level" / "splits_0-1.json"
+                ).read_text()
             )
             assert [r["split"] for r in batch["records"]] == [0, 1]
         outputs[name] = _tables(root)

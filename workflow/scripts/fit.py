@@ -51,7 +51,9 @@ def fit_split(snakemake, log, bank_path, split, chunk_paths):
         mkl_version=mkl.__version__,
         mkl_source_hash=snakemake.params.mkl_hash,
     )
-    log.info("split %d: selected %s, test %s", split, record.get("selected_params"), record.get("test"))
+    log.info(
+        "split %d: selected %s, test %s", split, record.get("selected_params"), record.get("test")
+    )
     return record
 
 
