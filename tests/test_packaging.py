@@ -43,3 +43,20 @@ def test_runtime_dependencies_cover_the_library_imports():
         and PROVIDED.get(name, "").lower() not in declared
     }
     assert not missing, f"imported by mkl/ but not in [project] dependencies: {sorted(missing)}"
+
+
+def test_data_and_kernel_modules_start_without_the_estimators():
+    """The workflow's download, split and kernel jobs import these modules only:
+    they must not pull in scikit-learn, pandas or scipy (about 1.4 s a job)."""
+    import subprocess
+
+    code = (
+        "import sys, mkl, mkl.bank, mkl.datasets, mkl.kernels, mkl.similarity, mkl._io;"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'pandas', 'scipy'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # and the estimators are still one attribute away
+    import mkl
+
+    assert "easymkl" in mkl.ALGORITHMS and issubclass(mkl.ALGORITHMS["easymkl"], mkl.MKLClassifier)
