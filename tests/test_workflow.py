@@ -327,14 +327,13 @@ def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path):
 
 
 def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
-    """3 splits fitted one per job, or two per job (batches 0-1 and 2-2, also
-    with the grids cut into CV chunks): the same records and tables; a rerun
-    has nothing to do."""
+    """3 splits fitted one per job, or two per job (batches 0-1 and 2-2, with
+    the grids also cut into CV chunks, so a batch joins its splits' chunks):
+    the same records and tables; a rerun has nothing to do."""
     three_splits = {**SMALL, "protocol": {**SMALL["protocol"], "repetitions": 3}}
     outputs = {}
     for name, config in {
         "b1": {},
-        "b2": {"splits_per_job": 2},
         "b2k2": {"splits_per_job": 2, "grid_chunks": 2},
     }.items():
         root = _small_workdir(tmp_path / name, experiment=three_splits, **config)
@@ -354,9 +353,8 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
         outputs[name] = _tables(root)
         again = snakemake(root, "-n")
         assert "Nothing to be done" in again.stdout + again.stderr
-    for name in ("b2", "b2k2"):
-        assert outputs[name][0] == outputs["b1"][0]
-        pd.testing.assert_frame_equal(outputs[name][1], outputs["b1"][1])
+    assert outputs["b2k2"][0] == outputs["b1"][0]
+    pd.testing.assert_frame_equal(outputs["b2k2"][1], outputs["b1"][1])
 
 
 def test_temporary_banks_are_removed_after_use(tmp_path):
