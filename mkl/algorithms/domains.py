@@ -19,8 +19,8 @@ methods over the cuts J(theta) >= S_k - 1/2 q_k'theta:
 These are LPs (simplex) or SOCPs (the quadratic constraints); they are solved
 by Clarabel, an open-source interior-point conic solver that handles the
 quadratic constraint exactly and returns 1e-8-accurate solutions on these
-M-variable problems in milliseconds. (The SILP method's LP uses HiGHS, see
-``l1.py``.)
+M-variable problems in milliseconds. The simplex's model minimum, a plain LP,
+goes to HiGHS instead.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import clarabel
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq
+from scipy.optimize import brentq, linprog
 
 
 class SubproblemError(RuntimeError):
@@ -109,6 +109,30 @@ class Simplex(WeightDomain):
     def _blocks(self, M, n_vars):
         A = sp.hstack([sp.csc_matrix(np.ones((1, M))), sp.csc_matrix((1, n_vars - M))])
         return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.ZeroConeT(1))]
+
+    def minimise_model(self, S, Q):
+        """The model's minimum over the simplex is a linear program,
+        min eta s.t. S_k - 1/2 Q_k theta <= eta, 1'theta = 1, theta >= 0, solved
+        by HiGHS's dual simplex (5-15x faster than the interior point at 300
+        kernels and 100 cuts); the bound again comes from its multipliers."""
+        K, M = Q.shape
+        scale = cut_scale(S, Q)
+        c = np.zeros(M + 1)
+        c[M] = 1.0
+        res = linprog(
+            c,
+            A_ub=np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]),
+            b_ub=-S / scale,
+            A_eq=np.hstack([np.ones((1, M)), np.zeros((1, 1))]),
+            b_eq=[1.0],
+            bounds=[(0, None)] * M + [(None, None)],
+            method="highs",
+        )
+        if res.status != 0:
+            raise SubproblemError(f"cutting-plane model not solved: {res.message}")
+        lam = np.maximum(-res.ineqlin.marginals, 0.0)  # HiGHS: d(objective)/d(b_ub) <= 0
+        lam /= lam.sum()  # sum lam = 1 at any optimum (the eta column)
+        return float(lam @ S - 0.5 * self.support(lam @ Q)), self._clean(res.x[:M])
 
     def _clean(self, theta):
         return self.to_boundary(np.maximum(theta, 0.0))

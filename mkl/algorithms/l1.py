@@ -15,9 +15,8 @@ framework (``wrapper.py``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
-from .domains import Simplex, SubproblemError, cut_scale
+from .domains import Simplex, SubproblemError
 from .wrapper import Oracle, Point, WrapperMKL, record_cut
 
 
@@ -149,27 +148,7 @@ class SILP(_CuttingPlaneMKL):
     """SILP (Sonnenburg, Raetsch, Schaefer, Schoelkopf, JMLR 2006): the next theta
     minimises the cutting-plane model over the simplex,
     min_{theta, eta} eta s.t. eta >= S_k - 1/2 q_k'theta, 1'theta = 1, theta >= 0
-    (an LP, by scipy's HiGHS)."""
-
-    def _model_minimum(self, state):
-        S, Q = np.array(state["S"]), np.array(state["Q"])
-        K, M = Q.shape
-        scale = cut_scale(S, Q)
-        c = np.zeros(M + 1)
-        c[M] = 1.0
-        res = linprog(
-            c,
-            A_ub=np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]),
-            b_ub=-S / scale,
-            A_eq=np.hstack([np.ones((1, M)), np.zeros((1, 1))]),
-            b_eq=[1.0],
-            bounds=[(0, None)] * M + [(None, None)],
-            method="highs",
-        )
-        if res.status != 0:
-            raise RuntimeError(f"SILP linear program failed: {res.message}")
-        theta = np.maximum(res.x[:M], 0.0)
-        return float(res.x[M] * scale), theta / theta.sum()
+    (an LP: ``Simplex.minimise_model``)."""
 
     def _step(self, oracle, state, pt):
         return oracle.evaluate(state["model_theta"])
