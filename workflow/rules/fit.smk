@@ -28,7 +28,6 @@ rule cv_chunk:
     log:
         "results/logs/cv_chunk/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.log",
     threads: 1
-    priority: 1  # before further banks: a bank is used (and, if temporary, deleted) soon
     conda:
         "../../envs/mkl.yaml"
     script:
@@ -54,9 +53,6 @@ rule fit:
     log:
         "results/logs/fit/{experiment}/{dataset}/{algorithm}/{split}.log",
     threads: 1
-    # fits run before further banks are computed, so that temporary banks are
-    # deleted as the run goes: without this the MEMO run held 14.5 GiB of banks
-    priority: 1
     conda:
         "../../envs/mkl.yaml"
     script:
