@@ -42,6 +42,7 @@ rule fit:
     output:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:
+        splits=job_splits,
         algorithm=lambda w: mkl.experiment.algorithm(EXPERIMENTS[w.experiment], w.algorithm, w.dataset),
         metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "selection_metric", "accuracy"

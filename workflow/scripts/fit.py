@@ -60,9 +60,7 @@ def fit_split(snakemake, log, bank_path, split, chunk_paths):
 def main(snakemake, log):
     from mkl._io import write_json
 
-    w = snakemake.wildcards
-    batch = hasattr(w, "first")
-    splits = list(range(int(w.first), int(w.last) + 1)) if batch else [int(w.split)]
+    splits = snakemake.params.splits  # one split, or a fit_batch job's first..last
     banks = snakemake.input.bank
     banks = [banks] if isinstance(banks, str) else list(banks)
     chunks = list(snakemake.input.chunks)
@@ -71,6 +69,7 @@ def main(snakemake, log):
         fit_split(snakemake, log, bank, split, chunks[i * per_split : (i + 1) * per_split])
         for i, (bank, split) in enumerate(zip(banks, splits, strict=True))
     ]
+    batch = hasattr(snakemake.wildcards, "first")
     write_json(snakemake.output[0], {"records": records} if batch else records[0])
 
 
