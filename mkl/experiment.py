@@ -123,13 +123,7 @@ def estimator(entry: Mapping, name: str, extra: Mapping | None = None) -> tuple[
 def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
     of the experiment's), each dataset with its own number of repetitions."""
-    jobs = []
-    for ds in exp["datasets"] if datasets is None else datasets:
-        reps = protocol(exp, ds)["repetitions"]
-        for alg in exp["algorithms"]:
-            if runs_on(exp, alg, ds):
-                jobs.extend((ds, alg, split) for split in range(reps))
-    return jobs
+    return [(ds, alg, split) for ds, alg, split, _ in fit_batches(exp, datasets, per_job=1)]
 
 
 def split_batches(n_splits: int, per_job: int) -> list[tuple[int, int]]:
