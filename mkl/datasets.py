@@ -676,15 +676,21 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
 def scale_features(X_train: np.ndarray, X_test: np.ndarray, how: str = "standardise"):
     """Fit the scaling on the training rows, apply it to both parts.
     standardise: zero mean, unit variance; minmax: training range -> [0, 1];
-    none. Features constant on the training rows are centred, not divided."""
+    minmax_symmetric: training range -> [-1, 1] (the range of LIBSVM's
+    ``*_scale`` files, svm-scale's default); none. Features constant on the
+    training rows are centred, not divided."""
     if how == "none":
         return X_train, X_test
     if how == "standardise":
         shift, scale = X_train.mean(0), X_train.std(0)
     elif how == "minmax":
         shift, scale = X_train.min(0), np.ptp(X_train, axis=0)
+    elif how == "minmax_symmetric":  # centre of the training range -> 0, half its width -> 1
+        shift, scale = (X_train.max(0) + X_train.min(0)) / 2, np.ptp(X_train, axis=0) / 2
     else:
-        raise ValueError(f"unknown feature scaling {how!r}; use standardise, minmax or none")
+        raise ValueError(
+            f"unknown feature scaling {how!r}; use standardise, minmax, minmax_symmetric or none"
+        )
     scale = np.where(scale > 0, scale, 1.0)
     return (X_train - shift) / scale, (X_test - shift) / scale
 

@@ -344,7 +344,12 @@ def test_scaling_uses_training_statistics(rng):
     assert np.allclose(b, (Xte - Xtr.mean(0)) / np.where(Xtr.std(0) > 0, Xtr.std(0), 1))
     assert np.all(a[:, 2] == 0)
     a, b = scale_features(Xtr, Xte, "minmax")
-    assert a[:, :2].min() == 0 and a[:, :2].max() == 1
+    assert np.allclose(a[:, :2].min(0), 0) and np.allclose(a[:, :2].max(0), 1)
+    assert np.all(a[:, 2] == 0)
+    c, d = scale_features(Xtr, Xte, "minmax_symmetric")  # [0, 1] mapped affinely to [-1, 1]
+    assert np.allclose(c[:, :2].min(0), -1) and np.allclose(c[:, :2].max(0), 1)
+    assert np.allclose(c[:, :2], 2 * a[:, :2] - 1) and np.allclose(d[:, :2], 2 * b[:, :2] - 1)
+    assert np.all(c[:, 2] == 0)
     with pytest.raises(ValueError, match="unknown feature scaling"):
         scale_features(Xtr, Xte, "zscore")
 
