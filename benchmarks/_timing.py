@@ -1,4 +1,4 @@
-"""Timing helpers shared by the benchmark scripts (DESIGN.md, performance)."""
+"""Timing helpers shared by the benchmark scripts (docs/design.md, performance)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ Kloft et al. (2009), Figure 1.
 
 F is one wrapper iteration at its cheapest, timed in the same run: one
 ``np.tensordot`` pass forming the uniform combination of the bank plus one
-``SVC(kernel='precomputed')`` fit on it (DESIGN.md, performance). Every figure
+``SVC(kernel='precomputed')`` fit on it (docs/design.md, performance). Every figure
 printed comes from this one run; BLAS is limited to one thread. The workload:
 the GMKL toy-1 features (standardised), M Gaussian kernels with widths
 geometrically spaced in [0.5, 20], unit trace, C = n (a unit-trace kernel needs
@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 import mkl
 from mkl.kernels import KernelSpec, compute_bank
 from mkl.synthetic import gmkl_toy
-from mkl.timing import timing_point
+from mkl.workflow.timing import timing_point
 
 DEFAULT_ALGORITHMS = [
     "uniform",
@@ -113,7 +113,7 @@ def print_main(floor, rows, header):
 
 def sweep(label, values, args):
     """Kloft et al. Figure 1 on the toy data: seconds (mean ± std over fresh
-    draws) per value, by the workflow's own timing code (mkl.timing). Kernels
+    draws) per value, by the workflow's own timing code (mkl.workflow.timing). Kernels
     have unit diagonal there, so C = 1 is the C = n of the unit-trace bank above."""
     X, y = gmkl_toy(1, n=max(max(values) if label == "n" else args.n, 500) * 2, seed=0)
     series = {a: parse(a, 1.0, args.tol) for a in args.algorithms}

@@ -1,5 +1,6 @@
 """Multiple kernel learning: scikit-learn-style estimators on banks of precomputed
-kernels, and the library behind the project's Snakemake workflow.
+kernels (the library), and, in :mod:`mkl.workflow`, the machinery of the
+project's Snakemake workflow (its own extra: ``pip install "mkl-research[workflow]"``).
 
     >>> import mkl
     >>> est = mkl.make_estimator("uniform", C=10.0)
@@ -12,9 +13,7 @@ lets scripts check they imported this package).
 
 from __future__ import annotations
 
-import hashlib
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bank import KernelBank
@@ -65,22 +64,4 @@ def make_estimator(name: str, **params) -> MKLClassifier:
     return est.set_params(**params)
 
 
-def source_hash(*modules: str, exclude: tuple[str, ...] = ("report",)) -> str:
-    """sha256 over the library's source files (all of them, or the named
-    modules, e.g. ``source_hash("kernels", "bank")``), less ``exclude``.
-
-    A Snakemake param of the kernel and fit rules, so their outputs are
-    recomputed when the code they depend on changes, and only then."""
-    h = hashlib.sha256()
-    root = Path(__file__).parent
-    for p in sorted(root.rglob("*.py")):
-        rel = p.relative_to(root)
-        name = ".".join(rel.with_suffix("").parts)
-        if (modules and name not in modules) or name in exclude:
-            continue
-        h.update(str(rel).encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
-__all__ = ["ALGORITHMS", "KernelBank", "MKLClassifier", "make_estimator", "source_hash"]
+__all__ = ["ALGORITHMS", "KernelBank", "MKLClassifier", "make_estimator"]

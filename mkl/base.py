@@ -1,4 +1,4 @@
-"""The MKL estimator contract (DESIGN.md, "The estimator contract").
+"""The MKL estimator contract (docs/design.md, "The estimator contract").
 
 Every estimator is a scikit-learn classifier whose input is a bank of
 precomputed kernels: ``fit(K, y)`` with ``K`` of shape (M, n, n) or a
@@ -31,11 +31,11 @@ class BinaryFit:
     weights: np.ndarray  # (M,) kernel weights theta
     dual_coef: np.ndarray  # (n,) alpha * y
     intercept: float
-    objective: float  # J(theta) at the returned weights (see DESIGN.md)
+    objective: float  # J(theta) at the returned weights (see docs/design.md)
     n_iter: int = 1
-    converged: bool = True
-    gap: float = 0.0  # relative duality or bound gap at the end
-    history: list[dict] = field(default_factory=list)
+    converged: bool = True  # the stopping rule was met and every inner solve converged
+    gap: float = float("nan")  # relative duality or bound gap at the end; NaN: none computed
+    history: list[dict] = field(default_factory=list)  # rows of iterations.COLUMNS
     spectral_ratio: float = float("nan")  # C(K) = tr K / ||K||_F of the learned kernel
     # (M, n) per-kernel coefficients for the test block, when a method maps test
     # similarities through a training-block transform (mkl.similarity); None:

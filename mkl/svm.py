@@ -4,7 +4,7 @@
     s.t.       0 <= alpha_i <= C,  y'alpha = 0,
 
 solved by libsvm through scikit-learn's ``SVC(kernel='precomputed')`` (measured
-at about 2 ms for n = 500; see DESIGN.md, performance). It returns the full-length
+at about 2 ms for n = 500; see docs/design.md, performance). It returns the full-length
 alpha, the bias and the dual objective value, which is J(theta) for the
 combined kernel.
 

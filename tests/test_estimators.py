@@ -7,7 +7,6 @@ import mkl
 from mkl.bank import KernelBank
 from mkl.kernels import KernelSpec, combine
 
-from .conftest import random_problem
 from .reference import svm_dual_value
 
 NAMES = sorted(mkl.ALGORITHMS)
@@ -62,7 +61,8 @@ def test_single_best_finds_the_informative_kernel(rng):
     K = np.stack([*noise, np.outer(X[:, 0], X[:, 0])])
     est = mkl.make_estimator("single_best", C=1.0, cv=3).fit(K, y)
     assert est.weights_.tolist() == [0, 0, 0, 1]
-    assert len(est.history_) == 4
+    (row,) = est.history_
+    assert len(row["cv_accuracy"]) == 4 and np.argmax(row["cv_accuracy"]) == 3
 
 
 def test_linear_uses_the_given_kernel(problem):
@@ -176,8 +176,6 @@ def test_make_estimator_names_the_problem():
 
 
 def test_import_name_is_this_package():
-    assert mkl.IS_MKL_RESEARCH
-    assert len(mkl.source_hash()) == 16
-    assert mkl.source_hash("kernels") != mkl.source_hash("bank")
-    assert mkl.source_hash(exclude=("report",)) != mkl.source_hash(exclude=())
-    assert random_problem  # shared helper importable
+    # Intel's mkl-service installs a module `mkl` too: the workflow checks this flag
+    assert mkl.IS_MKL_RESEARCH is True
+    assert isinstance(mkl.__version__, str) and mkl.__version__

@@ -156,8 +156,8 @@ def test_memo_history_ascends_and_counts_the_work(breast_cancer_bank):
     last = est.history_[-1]
     # the cost model: one pass for the scores d_r per iteration, one pass and one
     # margin solve per line-search trial (the start reuses the average kernel)
-    assert last["passes"] == len(psi) + last["margin_solves"] - 1
-    assert last["margin_solves"] <= 2 * len(psi)
+    assert last["passes"] == len(psi) + last["svm_solves"] - 1
+    assert last["svm_solves"] <= 2 * len(psi)
     assert not est.converged_
 
 

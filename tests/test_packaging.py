@@ -1,8 +1,11 @@
-"""The library's imports are covered by its runtime dependencies (the test
-extra installs more, so a missing runtime dependency would otherwise pass CI)."""
+"""The two layers: the library (``mkl``, less ``mkl.workflow``) installs and
+imports with its own runtime dependencies; the workflow layer's come with the
+``workflow`` extra; nothing in the library imports the workflow layer; and the
+test extra, which installs more, cannot hide a missing runtime dependency."""
 
 import ast
 import re
+import subprocess
 import sys
 
 import pytest
@@ -13,49 +16,109 @@ tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard libr
 
 # import name -> distribution name, where they differ
 DISTRIBUTION = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
-# installed with the dependencies above (not imported directly from PyPI names)
-PROVIDED = {"threadpoolctl": "scikit-learn"}
+# installed with a dependency above (not imported directly from PyPI names)
+PROVIDED = {"threadpoolctl": "scikit-learn", "highspy": "scipy"}
+LIBRARY_DEPENDENCIES = {"numpy", "scipy", "scikit-learn", "h5py", "clarabel"}
 
 
-def _third_party_imports():
+def _modules(folder):
+    for path in sorted(folder.rglob("*.py")):
+        yield path, ast.parse(path.read_text())
+
+
+def _imports(tree) -> set[str]:
     names = set()
-    for path in (REPO / "mkl").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-    return {n for n in names if n not in sys.stdlib_module_names and n != "mkl"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
 
 
-def runtime_requirements() -> set[str]:
-    """Distribution names of pyproject.toml's runtime (not extra) dependencies."""
-    reqs = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+def _third_party(paths_and_trees) -> set[str]:
+    tops = {n.split(".")[0] for _, tree in paths_and_trees for n in _imports(tree)}
+    return {n for n in tops if n not in sys.stdlib_module_names and n != "mkl"}
+
+
+def _library():
+    return [(p, t) for p, t in _modules(REPO / "mkl") if "workflow" not in p.parts]
+
+
+def _requirement_names(reqs) -> set[str]:
     return {re.split(r"[\s;\[<>=!~]", r, maxsplit=1)[0].lower() for r in reqs}
 
 
-def test_runtime_dependencies_cover_the_library_imports():
-    declared = runtime_requirements()
-    missing = {
+def _project():
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def _undeclared(imports, declared) -> set[str]:
+    return {
         name
-        for name in _third_party_imports()
+        for name in imports
         if DISTRIBUTION.get(name, name).lower() not in declared
         and PROVIDED.get(name, "").lower() not in declared
     }
-    assert not missing, f"imported by mkl/ but not in [project] dependencies: {sorted(missing)}"
 
 
-def test_data_and_kernel_modules_start_without_the_estimators():
-    """The workflow's download, split and kernel jobs import these modules only:
-    they must not pull in scikit-learn, pandas or scipy (about 1.4 s a job)."""
-    import subprocess
+def test_library_dependencies_are_the_runtime_dependencies():
+    declared = _requirement_names(_project()["dependencies"])
+    assert declared == LIBRARY_DEPENDENCIES
+    missing = _undeclared(_third_party(_library()), declared)
+    assert not missing, f"imported by the library but not in [project] dependencies: {missing}"
 
+
+def test_workflow_layer_imports_are_in_the_workflow_extra():
+    declared = _requirement_names(_project()["dependencies"])
+    declared |= _requirement_names(_project()["optional-dependencies"]["workflow"])
+    workflow_code = list(_modules(REPO / "mkl" / "workflow"))
+    workflow_code += list(_modules(REPO / "workflow" / "scripts"))
+    missing = _undeclared(_third_party(workflow_code), declared)
+    assert not missing, f"imported by the workflow layer, not in the workflow extra: {missing}"
+
+
+def test_nothing_in_the_library_imports_the_workflow_layer():
+    offenders = []
+    for path, tree in _library():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level
+                and (node.module or "").startswith("workflow")
+            ):
+                offenders.append(str(path.relative_to(REPO)))
+        if any(n.startswith("mkl.workflow") for n in _imports(tree)):
+            offenders.append(str(path.relative_to(REPO)))
+    assert not offenders, f"library modules importing mkl.workflow: {sorted(set(offenders))}"
+
+
+def _loaded_after(code: str, watch: set[str]) -> list[str]:
+    probe = f"{code}\nimport sys\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & {watch}))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return eval(out.stdout.strip())
+
+
+WORKFLOW_DEPENDENCIES = {"snakemake", "pandas", "matplotlib", "yaml", "rdata"}
+
+
+def test_importing_the_library_loads_none_of_the_workflow_dependencies():
+    assert _loaded_after("import mkl", WORKFLOW_DEPENDENCIES | {"sklearn"}) == []
+    # scikit-learn itself imports pandas when it is installed (sklearn.utils.fixes):
+    # the estimators load nothing else of the workflow's
+    code = "import mkl, mkl.algorithms, mkl.model_selection, mkl.synthetic; mkl.ALGORITHMS"
+    assert _loaded_after(code, WORKFLOW_DEPENDENCIES - {"pandas"}) == []
+
+
+def test_data_and_kernel_jobs_start_without_the_estimators():
+    """The workflow's download, normalise, split and kernel jobs import these
+    modules only: they must not pull in scikit-learn, pandas or scipy (about
+    1.4 s a job)."""
     code = (
-        "import sys, mkl, mkl.bank, mkl.datasets, mkl.kernels, mkl.similarity, mkl._io;"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'pandas', 'scipy'}))"
+        "import mkl, mkl.bank, mkl.kernels, mkl.similarity, mkl._io, mkl.workflow.jobs, "
+        "mkl.workflow.fetch, mkl.workflow.dataset, mkl.workflow.splits"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _loaded_after(code, {"sklearn", "pandas", "scipy"}) == []
     # and the estimators are still one attribute away
     import mkl
 

@@ -1,5 +1,5 @@
 """One module per algorithm family; ``ALGORITHMS`` maps the registry names used
-in config files and result tables (DESIGN.md) to estimator classes."""
+in config files and result tables (docs/design.md) to estimator classes."""
 
 from .baselines import SingleBestKernel, SingleKernelSVM, UniformMKL
 from .gmkl import GMKL

@@ -16,6 +16,27 @@ from sklearn.model_selection import StratifiedKFold
 from ..base import BinaryFit, MKLClassifier
 from ..kernels import spectral_ratio
 from ..svm import solve_svm_dual
+from .iterations import single_solve
+
+
+def _svm_fit(
+    weights, sol, K_used, method: str, svm_solves=1, passes=1, cv_converged=True, **extra
+) -> BinaryFit:
+    """A baseline's fit: one SVM on a fixed kernel. It computes no gap
+    (``gap_`` is NaN) and has converged when its SVM solves have."""
+    log = single_solve(
+        method, sol.objective, sol.converged, svm_solves=svm_solves, passes=passes, **extra
+    )
+    log.inner(cv_converged, "cross-validation SVM")
+    log.finish()
+    return BinaryFit(
+        weights=weights,
+        dual_coef=sol.dual_coef,
+        intercept=sol.bias,
+        objective=sol.objective,
+        spectral_ratio=spectral_ratio(K_used),
+        **log.fit_fields(),
+    )
 
 
 def _one_hot(M: int, m: int) -> np.ndarray:
@@ -40,15 +61,7 @@ class UniformMKL(MKLClassifier):
     def _fit_binary(self, K, y, K_mean):
         sol = solve_svm_dual(K_mean, y, self.C, self.tol)
         M = K.shape[0]
-        return BinaryFit(
-            weights=np.full(M, 1.0 / M),
-            dual_coef=sol.dual_coef,
-            intercept=sol.bias,
-            objective=sol.objective,
-            converged=sol.converged,
-            history=[{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}],
-            spectral_ratio=spectral_ratio(K_mean),
-        )
+        return _svm_fit(np.full(M, 1.0 / M), sol, K_mean, "UniformMKL")
 
 
 class SingleKernelSVM(MKLClassifier):
@@ -67,22 +80,14 @@ class SingleKernelSVM(MKLClassifier):
             raise ValueError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
         m = int(m) % M
         sol = solve_svm_dual(K[m], y, self.C, self.tol)
-        return BinaryFit(
-            weights=_one_hot(M, m),
-            dual_coef=sol.dual_coef,
-            intercept=sol.bias,
-            objective=sol.objective,
-            converged=sol.converged,
-            history=[{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}],
-            spectral_ratio=spectral_ratio(K[m]),
-        )
+        return _svm_fit(_one_hot(M, m), sol, K[m], "SingleKernelSVM", passes=0)
 
 
 class SingleBestKernel(MKLClassifier):
     """The kernel with the best ``cv``-fold stratified cross-validated accuracy
     at the given C (ties: the first in bank order), refitted on all points.
 
-    ``history_`` holds each kernel's mean CV accuracy.
+    ``history_`` holds each kernel's mean CV accuracy (``cv_accuracy``).
     """
 
     def __init__(self, C=1.0, cv=3, random_state=0, tol=1e-3):
@@ -100,24 +105,25 @@ class SingleBestKernel(MKLClassifier):
             )
         folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
         correct = np.zeros(M)
+        cv_converged = True  # the selection's SVM solves (all converge unless C=None caps them)
         for tr, va in folds.split(np.zeros(len(y)), y):
             K_tr = K[:, tr[:, None], tr[None, :]]
             K_va = K[:, va[:, None], tr[None, :]]
             for m in range(M):
                 sol = solve_svm_dual(K_tr[m], y[tr], self.C, self.tol)
+                cv_converged &= sol.converged
                 pred = np.where(K_va[m] @ sol.dual_coef + sol.bias > 0, 1, -1)
                 correct[m] += (pred == y[va]).sum()
         scores = correct / len(y)
         best = int(np.argmax(scores))
         sol = solve_svm_dual(K[best], y, self.C, self.tol)
-        history = [{"kernel": m, "cv_accuracy": float(s)} for m, s in enumerate(scores)]
-        return BinaryFit(
-            weights=_one_hot(M, best),
-            dual_coef=sol.dual_coef,
-            intercept=sol.bias,
-            objective=sol.objective,
-            n_iter=M,
-            converged=sol.converged,
-            history=history,
-            spectral_ratio=spectral_ratio(K[best]),
+        return _svm_fit(
+            _one_hot(M, best),
+            sol,
+            K[best],
+            "SingleBestKernel",
+            svm_solves=self.cv * M + 1,
+            passes=0,
+            cv_accuracy=[float(s) for s in scores],
+            cv_converged=cv_converged,
         )

@@ -27,7 +27,7 @@ Losses (Section 4): ``l1`` = sum |K - S|, ``l2`` = ||K - S||_F, ``l3`` =
 sum (K - S)^2; REKL's loss is ||mu_i - lambda_i||^2.
 
 Choices where the paper is silent or its extracted text is garbled (see
-DESIGN.md and the closing notes):
+docs/protocols.md, "Reading the papers' equations"):
 
 * The mirror step is K_{t+1} = tau exp(log K_t - eta_t f'_t) / tr(...), the
   entropic mirror descent of Ben-Tal et al. that Algorithms 1-2 cite, kept in
@@ -52,11 +52,11 @@ DESIGN.md and the closing notes):
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 from types import SimpleNamespace
 
 import numpy as np
+import scipy.linalg
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
@@ -71,6 +71,7 @@ from ..similarity import (
     transform_spectrum,
 )
 from ..svm import primal_objective, solve_svm_dual
+from .iterations import IterationLog, single_solve
 from .l1 import LevelMKL
 
 LOSSES = ("l1", "l2", "l3")
@@ -90,15 +91,17 @@ def _check_positive(name: str, value, allow_zero: bool = False) -> None:
         raise ValueError(f"{name} must be a finite number {bound}, got {name}={value!r}")
 
 
-def _fit_from_svm(weights, sol, K_learned, objective, history, **extra) -> BinaryFit:
+def _fit_from_svm(method: str, weights, sol, K_learned, **extra) -> BinaryFit:
+    """A method that solves one SVM on a kernel it built (no gap: NaN)."""
+    log = single_solve(method, sol.objective, sol.converged)
+    log.finish()
     return BinaryFit(
         weights=np.asarray(weights, dtype=np.float64),
         dual_coef=sol.dual_coef,
         intercept=sol.bias,
-        objective=float(objective),
-        converged=extra.pop("converged", sol.converged),
-        history=history,
+        objective=float(sol.objective),
         spectral_ratio=spectral_ratio(K_learned),
+        **log.fit_fields(),
         **extra,
     )
 
@@ -137,11 +140,10 @@ class EigenTransformSVM(MKLClassifier):
         K_psd, maps = self._shared
         M = K.shape[0]
         sol = solve_svm_dual(K_psd, y, self.C, self.tol)
-        history = [{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}]
         # (M, n): P_i applied to the coefficients; None: every kernel uses dual_coef
         test_coef = None if maps is None else maps @ sol.dual_coef
         return _fit_from_svm(
-            np.full(M, 1.0 / M), sol, K_psd, sol.objective, history, test_coef=test_coef
+            type(self).__name__, np.full(M, 1.0 / M), sol, K_psd, test_coef=test_coef
         )
 
 
@@ -185,9 +187,8 @@ class SimilarityFeaturesSVM(MKLClassifier):
         M = K.shape[0]
         sol = solve_svm_dual(K_lin, y, self.C, self.tol)
         test_coef = np.einsum("mij,j->mi", K.astype(np.float64, copy=False), sol.dual_coef)
-        history = [{"objective": sol.objective, "gap": 0.0, "svm_solves": 1}]
         return _fit_from_svm(
-            np.full(M, 1.0 / M), sol, K_lin, sol.objective, history, test_coef=test_coef
+            "SimilarityFeaturesSVM", np.full(M, 1.0 / M), sol, K_lin, test_coef=test_coef
         )
 
 
@@ -223,18 +224,20 @@ class IndSVM(MKLClassifier):
     primal at libsvm's solution, so the gap is certified whatever ``svm_tol``
     (measured: 1e-4 instead of 1e-6 runs 3.4x faster, the SVM on the rank-one
     spiked K* being slow to converge); ``history_`` records both bounds and the
-    loop stops when the relative gap is below ``tol``.
+    loop stops when the relative gap is below ``tol`` (or, not converged, when
+    the line search finds no ascent step).
     The classifier is the SVM on the best K*; test similarities are used as given.
     """
 
     learns_kernel = True
 
-    def __init__(self, C=1.0, rho=1.0, tol=1e-3, max_iter=300, svm_tol=1e-4):
+    def __init__(self, C=1.0, rho=1.0, tol=1e-3, max_iter=300, svm_tol=1e-4, verbose=0):
         self.C = C
         self.rho = rho
         self.tol = tol
         self.max_iter = max_iter
         self.svm_tol = svm_tol
+        self.verbose = verbose
 
     def _check_params(self):
         super()._check_params()
@@ -246,7 +249,6 @@ class IndSVM(MKLClassifier):
         return S, from_spectrum(V, np.maximum(lam, 0.0))
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         C = _finite_C(self.C)
         S, S_denoised = self._shared
         rho = float(self.rho)
@@ -262,31 +264,23 @@ class IndSVM(MKLClassifier):
             g = alpha.sum() - 0.5 * v @ Kv + penalty
             return Kstar, float(g), 1.0 - y * Kv, penalty, float(lam[-1])
 
-        alpha = solve_svm_dual(S_denoised, y, C, self.svm_tol).alpha
+        start = solve_svm_dual(S_denoised, y, C, self.svm_tol)
+        alpha = start.alpha
         Kstar, g, grad, penalty, lam_max = inner(alpha)
         step = 1.0 / max(lam_max, 1e-300)
-        best_upper, best = np.inf, None
-        history, converged = [], False
+        log = IterationLog("IndSVM", self.tol, self.max_iter, verbose=self.verbose)
+        log.inner(start.converged, "SVM")
+        solves = 1
         for it in range(1, self.max_iter + 1):
             # upper bound f(K*(alpha)) >= min f, with omega bounded by the SVM primal
             sol = solve_svm_dual(Kstar, y, C, self.svm_tol)
-            omega_upper = primal_objective(Kstar, y, C, sol)
-            upper = omega_upper + penalty
-            if upper < best_upper:
-                best_upper, best = upper, (Kstar, sol)
-            gap = max(best_upper - g, 0.0) / max(abs(best_upper), 1e-300)
-            history.append(
-                {
-                    "iteration": it,
-                    "objective": upper,
-                    "lower_bound": g,
-                    "gap": gap,
-                    "step": step,
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
+            solves += 1
+            upper = primal_objective(Kstar, y, C, sol) + penalty
+            log.consider(upper, (Kstar, sol))
+            gap = max(log.best_objective - g, 0.0) / max(abs(log.best_objective), 1e-300)
+            log.record(upper, gap=gap, svm_solves=solves, lower_bound=g, step=step)
             if gap <= self.tol:
-                converged = True
+                log.stop("gap", converged=True)
                 break
             if it == self.max_iter:
                 break
@@ -300,28 +294,20 @@ class IndSVM(MKLClassifier):
                     break
                 step /= 2.0
             if not accepted:  # no ascent left at this precision: the gap is what it is
-                history[-1]["stalled"] = True
+                log.stop("line search found no ascent step", converged=False)
                 break
             alpha, Kstar, g, grad, penalty = trial, K_t, g_t, grad_t, penalty_t
             step *= 1.5
-        if not converged:
-            warnings.warn(
-                f"IndSVM stopped at max_iter={self.max_iter} with relative gap "
-                f"{history[-1]['gap']:.3g} > tol={self.tol}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        K_best, sol = best
+        log.finish()
+        K_best, sol = log.best
         M = K.shape[0]
-        return _fit_from_svm(
-            np.full(M, 1.0 / M),
-            sol,
-            K_best,
-            best_upper,
-            history,
-            n_iter=len(history),
-            gap=history[-1]["gap"],
-            converged=converged,
+        return BinaryFit(
+            weights=np.full(M, 1.0 / M),
+            dual_coef=sol.dual_coef,
+            intercept=sol.bias,
+            objective=log.best_objective,
+            spectral_ratio=spectral_ratio(K_best),
+            **log.fit_fields(),
         )
 
 
@@ -359,14 +345,16 @@ class _EntropicMirrorDescent(MKLClassifier):
     learns_kernel = True
 
     patience = 20
+    _inner_solve = "SVM"  # what _evaluate solves (its info["converged"])
 
-    def __init__(self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
+    def __init__(self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6, verbose=0):
         self.C = C
         self.rho = rho
         self.tau = tau
         self.tol = tol
         self.max_iter = max_iter
         self.svm_tol = svm_tol
+        self.verbose = verbose
 
     def _check_params(self):
         super()._check_params()
@@ -386,55 +374,49 @@ class _EntropicMirrorDescent(MKLClassifier):
         return tau
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         _finite_C(self.C)
         M, n, _ = K.shape
         tau = self._tau(K_mean)
         state = self._start(K, K_mean, tau)
         m_blocks = self._n_blocks(M)
-        best, history, converged = None, [], False
-        lip = 0.0
+        log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
+        lip, lower, upper, solves = 0.0, -np.inf, np.inf, 0
         for t in range(1, self.max_iter + 1):
             objective, grads, info = self._evaluate(K, y, state, tau)
-            if best is None or objective < best[0]:
-                best = (objective, info)
+            log.inner(info["converged"], self._inner_solve)
+            solves += info["svm_solves"]
+            log.consider(objective, info)
             lip = max(lip, max(self._norm(g) for g in grads))
-            history.append(
-                {
-                    "iteration": t,
-                    "objective": objective,
-                    "best_objective": best[0],
-                    "lipschitz": lip,
-                    "seconds": time.perf_counter() - t0,
-                }
+            gap = np.nan
+            if "lower" in info:  # a certified bound pair (ESKL)
+                lower, upper = max(lower, info["lower"]), min(upper, info["upper"])
+                gap = max(upper - lower, 0.0) / max(abs(upper), 1e-300)
+            step = np.sqrt(2.0 * np.log(n) / (m_blocks * t)) / max(lip, 1e-300)
+            log.record(
+                objective,
+                gap=gap,
+                weights=info["weights"] if M > 1 and m_blocks > 1 else None,
+                svm_solves=solves,
+                lipschitz=lip,
+                step=step,
             )
             if t > self.patience:
-                before = history[-1 - self.patience]["best_objective"]
-                if before - best[0] <= self.tol * abs(before):
-                    converged = True
+                before = log.rows[-1 - self.patience]["best_objective"]
+                if before - log.best_objective <= self.tol * abs(before):
+                    log.stop(f"best objective settled (tol over {self.patience} steps)", True)
                     break
             if t == self.max_iter:
                 break
-            eta = np.sqrt(2.0 * np.log(n) / (m_blocks * t)) / max(lip, 1e-300)
-            history[-1]["step"] = eta
-            state = self._move(state, grads, eta, tau)
-        if not converged:
-            warnings.warn(
-                f"{type(self).__name__} stopped at max_iter={self.max_iter} before the best "
-                f"objective settled (tol={self.tol} over {self.patience} steps)",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        objective, info = best
+            state = self._move(state, grads, step, tau)
+        log.finish()
+        info = log.best
         return BinaryFit(
             weights=info["weights"],
             dual_coef=info["sol"].dual_coef,
             intercept=info["sol"].bias,
-            objective=float(objective),
-            n_iter=len(history),
-            converged=converged,
-            history=history,
+            objective=log.best_objective,
             spectral_ratio=spectral_ratio(info["kernel"]),
+            **log.fit_fields(),
         )
 
     # hooks
@@ -454,11 +436,32 @@ class ESKL(_EntropicMirrorDescent):
 
     subgradient -1/2 v v' + rho sum_i L'(K - S_i) (eq. 8), v = Y alpha*, started
     at K = tau/n I. Parameters: C, rho, ``loss`` (l1, l2, l3), ``tau`` (the trace,
-    default: that of the average similarity), tol, max_iter, svm_tol.
+    default: that of the average similarity), tol, max_iter, svm_tol, verbose.
+
+    (4) is convex, so every step also certifies a duality gap: with alpha the
+    SVM's multipliers at K_t, f_alpha(K) = 1'alpha - 1/2 alpha'YKYalpha +
+    rho L(K) is a convex minorant of the objective with gradient G_t at K_t,
+    so min f >= f_alpha(K_t) + tau lambda_min(G_t) - <G_t, K_t> (the linear
+    minimum over {K psd, tr K = tau} is tau times the smallest eigenvalue);
+    the SVM primal at alpha bounds omega(K_t) from above. ``gap_`` is the
+    relative gap between the best of each; the loop stops on the rule of
+    :class:`_EntropicMirrorDescent`, whatever the gap.
     """
 
-    def __init__(self, C=1.0, rho=1.0, loss="l3", tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6):
-        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+    def __init__(
+        self,
+        C=1.0,
+        rho=1.0,
+        loss="l3",
+        tau=None,
+        tol=1e-4,
+        max_iter=200,
+        svm_tol=1e-6,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
+        )
         self.loss = loss
 
     def _start(self, K, K_mean, tau):
@@ -476,8 +479,18 @@ class ESKL(_EntropicMirrorDescent):
             penalty += value
             G += self.rho * sub
         M = K.shape[0]
-        info = {"weights": np.full(M, 1.0 / M), "sol": sol, "kernel": Kt}
-        return sol.objective + self.rho * penalty, [G], info
+        objective = sol.objective + self.rho * penalty  # f_alpha(K_t)
+        lam_min = float(scipy.linalg.eigh(G, eigvals_only=True, subset_by_index=[0, 0])[0])
+        info = {
+            "weights": np.full(M, 1.0 / M),
+            "sol": sol,
+            "kernel": Kt,
+            "converged": sol.converged,
+            "svm_solves": 1,
+            "lower": objective + tau * lam_min - float(np.sum(G * Kt)),
+            "upper": primal_objective(Kt, y, self.C, sol) + self.rho * penalty,
+        }
+        return objective, [G], info
 
     def _move(self, state, grads, eta, tau):
         H = state["H"] - eta * grads[0]
@@ -487,13 +500,16 @@ class ESKL(_EntropicMirrorDescent):
 def _mkl(kernels: np.ndarray, y: np.ndarray, C: float, svm_tol: float, mkl_tol: float):
     """L1-MKL on the current kernels by the level method (its binary solver, on
     kernels built here, so without re-validating them): beta, the SVM at beta
-    (``dual_coef``, ``bias``, ``objective`` = Omega) and the combined kernel."""
+    (``dual_coef``, ``bias``, ``objective`` = Omega), the combined kernel, and
+    the solve's info (``converged``, ``svm_solves``). Its own warnings are
+    silenced: the caller counts the solves that did not converge."""
     est = LevelMKL(C=C, tol=mkl_tol, svm_tol=svm_tol)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = est._fit_binary(kernels, y, kernels.mean(0))
     sol = SimpleNamespace(dual_coef=fit.dual_coef, bias=fit.intercept, objective=fit.objective)
-    return fit.weights, sol, np.tensordot(fit.weights, kernels, axes=1)
+    info = {"converged": fit.converged, "svm_solves": fit.history[-1]["svm_solves"]}
+    return fit.weights, sol, np.tensordot(fit.weights, kernels, axes=1), info
 
 
 class EMKL(_EntropicMirrorDescent):
@@ -507,6 +523,8 @@ class EMKL(_EntropicMirrorDescent):
     ``mkl_tol`` is the level method's relative gap.
     """
 
+    _inner_solve = "inner L1-MKL"
+
     def __init__(
         self,
         C=1.0,
@@ -517,8 +535,11 @@ class EMKL(_EntropicMirrorDescent):
         max_iter=200,
         svm_tol=1e-6,
         mkl_tol=1e-3,
+        verbose=0,
     ):
-        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+        super().__init__(
+            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
+        )
         self.loss = loss
         self.mkl_tol = mkl_tol
 
@@ -530,14 +551,14 @@ class EMKL(_EntropicMirrorDescent):
         return {"H": np.zeros((M, n, n)), "K": np.repeat((np.eye(n) * (tau / n))[None], M, 0)}
 
     def _evaluate(self, K, y, state, tau):
-        beta, sol, K_beta = _mkl(state["K"], y, self.C, self.svm_tol, self.mkl_tol)
+        beta, sol, K_beta, info = _mkl(state["K"], y, self.C, self.svm_tol, self.mkl_tol)
         v = sol.dual_coef
         grads, penalty = [], 0.0
         for i, S_i in enumerate(K):
             value, sub = loss_and_subgradient(state["K"][i] - S_i, self.loss)
             penalty += value
             grads.append(-0.5 * beta[i] * np.outer(v, v) + self.rho * sub)
-        info = {"weights": beta, "sol": sol, "kernel": K_beta}
+        info.update(weights=beta, sol=sol, kernel=K_beta)
         return sol.objective + self.rho * penalty, grads, info
 
     def _move(self, state, grads, eta, tau):
@@ -557,10 +578,22 @@ class REKL(_EntropicMirrorDescent):
     per step. ``weights_`` are the MKL weights beta.
     """
 
+    _inner_solve = "inner L1-MKL"
+
     def __init__(
-        self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6, mkl_tol=1e-3
+        self,
+        C=1.0,
+        rho=1.0,
+        tau=None,
+        tol=1e-4,
+        max_iter=200,
+        svm_tol=1e-6,
+        mkl_tol=1e-3,
+        verbose=0,
     ):
-        super().__init__(C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+        super().__init__(
+            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
+        )
         self.mkl_tol = mkl_tol
 
     def _n_blocks(self, M):
@@ -578,11 +611,11 @@ class REKL(_EntropicMirrorDescent):
     def _evaluate(self, K, y, state, tau):
         sp, mu = state["spectra"], state["mu"]
         kernels = np.stack([from_spectrum(sp.vectors[i], mu[i]) for i in range(len(mu))])
-        beta, sol, K_beta = _mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
+        beta, sol, K_beta, info = _mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
         z = np.einsum("mji,j->mi", sp.vectors, sol.dual_coef)  # v_ij' Y alpha
         diff = mu - sp.values
         grads = list(-0.5 * beta[:, None] * z**2 + 2.0 * self.rho * diff)
-        info = {"weights": beta, "sol": sol, "kernel": K_beta}
+        info.update(weights=beta, sol=sol, kernel=K_beta)
         return sol.objective + self.rho * float(np.sum(diff**2)), grads, info
 
     def _move(self, state, grads, eta, tau):

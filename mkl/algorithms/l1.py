@@ -37,8 +37,8 @@ class SimpleMKL(WrapperMKL):
     as SimpleMKL does.
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=200, svm_tol=1e-3, line_search_tol=0.1):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+    def __init__(self, C=1.0, tol=1e-2, max_iter=200, svm_tol=1e-3, line_search_tol=0.1, verbose=0):
+        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
         self.line_search_tol = line_search_tol
 
     def _domain(self):
@@ -172,8 +172,8 @@ class LevelMKL(_CuttingPlaneMKL):
     inside the set; it is scaled onto the boundary, where J is smaller.
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol)
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3, verbose=0):
+        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
         self.tau = tau
 
     def _step(self, oracle, state, pt):

@@ -31,7 +31,6 @@ Frank-Wolfe duality gap, exact for this convex QP.
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -43,6 +42,7 @@ from sklearn.svm import NuSVC
 from ..base import BinaryFit, MKLClassifier, threshold_weights
 from ..kernels import combine, quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
+from .iterations import IterationLog, single_solve
 
 
 @dataclass
@@ -182,7 +182,6 @@ class EasyMKL(MKLClassifier):
         return traces
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         M, n, _ = K.shape
         traces = self._shared
         # (1 - lam) sum_r K_r / tr K_r + lam I; the validation pass's average
@@ -201,25 +200,24 @@ class EasyMKL(MKLClassifier):
         weights /= weights.sum()
         K_final = combine(K, weights)  # step 3
         sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol)
-        history = [
-            {
-                "objective": margin.value,
-                "gap": margin.gap,
-                "margin_converged": margin.converged,
-                "svm_solves": 2,
-                "passes": 3,
-                "seconds": time.perf_counter() - t0,
-            }
-        ]
+        log = single_solve(
+            "EasyMKL",
+            margin.value,
+            margin.converged,
+            gap=margin.gap,
+            what="margin (KOMD)",
+            svm_solves=2,
+            passes=3,
+        )
+        log.inner(sol.converged, "base SVM")
+        log.finish()
         return BinaryFit(
             weights=weights,
             dual_coef=sol.dual_coef,
             intercept=sol.bias,
             objective=margin.value,
-            converged=sol.converged,
-            gap=margin.gap,
-            history=history,
             spectral_ratio=spectral_ratio(K_final),
+            **log.fit_fields(),
         )
 
 
@@ -253,14 +251,17 @@ class MEMO(MKLClassifier):
     objective; for theta = 0 it is the duality gap of the convex max-margin
     problem. It is first order, so it closes more slowly than the objective:
     the paper's improvement rule usually stops first, and ``gap_`` reports
-    where the gap stood.
+    where the gap stood. When the line search finds no ascent step (Psi flat
+    to the margin solver's precision, or an inexact gradient) the loop stops
+    and the fit is reported as not converged, with that reason. ``converged_``
+    also requires every margin solve and the base SVM to have converged.
 
-    ``history_`` has Psi, the margin, mu'Q mu, the gap, the improvement, the
-    step and the counters per iteration; ``objective_`` is the last (best)
-    Psi. Softmax weights are never exactly zero: those below 1e-6 of the
-    largest are set to zero, and the classifier, the base learner (a
-    hard-margin SVM by default, as in the paper), is trained on the reported
-    weights.
+    ``history_`` has the common columns (``iterations.py``; ``svm_solves``
+    counts margin solves) and Psi's margin and mu'Q mu, the improvement and
+    the step per iteration; ``objective_`` is the last (best) Psi. Softmax
+    weights are never exactly zero: those below 1e-6 of the largest are set
+    to zero, and the classifier, the base learner (a hard-margin SVM by
+    default, as in the paper), is trained on the reported weights.
 
     Parameters
     ----------
@@ -270,19 +271,23 @@ class MEMO(MKLClassifier):
     max_iter : int, iterations (accepted steps).
     margin_tol : float, relative tolerance of the margin problems.
     svm_tol : float, libsvm's tolerance for a soft-margin final SVM.
+    verbose : int, 1: one line per iteration through the ``mkl`` logger.
     """
 
     ARMIJO = 1e-4  # sufficient-increase constant of the line search
     MAX_HALVINGS = 40
     GROWTH = 1.25  # the step tried after a step accepted at its first trial (measured)
 
-    def __init__(self, theta=0.0, C=None, tol=1e-4, max_iter=100, margin_tol=1e-6, svm_tol=1e-3):
+    def __init__(
+        self, theta=0.0, C=None, tol=1e-4, max_iter=100, margin_tol=1e-6, svm_tol=1e-3, verbose=0
+    ):
         self.theta = theta
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.margin_tol = margin_tol
         self.svm_tol = svm_tol
+        self.verbose = verbose
 
     def _check_params(self):
         super()._check_params()
@@ -304,10 +309,10 @@ class MEMO(MKLClassifier):
         return Q / scale
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         M = K.shape[0]
         Q = self._shared
         counters = {"margin_solves": 0, "passes": 0}
+        log = IterationLog("MEMO", self.tol, self.max_iter, maximise=True, verbose=self.verbose)
 
         def evaluate(beta, K_mu=None):
             mu = softmax(beta)
@@ -316,6 +321,7 @@ class MEMO(MKLClassifier):
                 counters["passes"] += 1
             margin = komd_margin(K_mu, y, self.margin_tol)
             counters["margin_solves"] += 1
+            log.inner(margin.converged, "margin (KOMD)")
             complexity = float(mu @ Q @ mu) if Q is not None else 0.0
             return {
                 "beta": beta,
@@ -327,31 +333,31 @@ class MEMO(MKLClassifier):
             }
 
         pt = evaluate(np.zeros(M), K_mean)  # beta = 0: the uniform combination
-        history = []
-        converged = False
         step = improvement = None
         grow = False
         for it in range(1, self.max_iter + 1):
+            log.consider(pt["psi"], pt)  # accepted steps only increase Psi
             d = quadratic_forms(K, pt["margin"].coef)  # gamma' Y K_r Y gamma: one pass
             counters["passes"] += 1
             g = d if Q is None else d + self.theta * (Q @ pt["mu"])  # dPsi/dmu_r
             mean_g = float(pt["mu"] @ g)
             gap = (float(g.max()) - mean_g) / max(abs(pt["psi"]), 1e-300)
-            history.append(
-                {
-                    "iteration": it,
-                    "objective": pt["psi"],
-                    "margin": pt["margin"].value,
-                    "complexity": pt["complexity"],
-                    "gap": gap,
-                    "improvement": np.nan if improvement is None else improvement,
-                    "step": np.nan if step is None else step,
-                    **counters,
-                    "seconds": time.perf_counter() - t0,
-                }
+            log.record(
+                pt["psi"],
+                gap=gap,
+                weights=pt["mu"],
+                svm_solves=counters["margin_solves"],
+                passes=counters["passes"],
+                margin=pt["margin"].value,
+                complexity=pt["complexity"],
+                improvement=np.nan if improvement is None else improvement,
+                step=np.nan if step is None else step,
             )
-            if gap <= self.tol or (improvement is not None and improvement < self.tol):
-                converged = True
+            if gap <= self.tol:
+                log.stop("gap", converged=True)
+                break
+            if improvement is not None and improvement < self.tol:
+                log.stop("improvement below tol", converged=True)
                 break
             if it == self.max_iter:
                 break
@@ -369,18 +375,11 @@ class MEMO(MKLClassifier):
                     new, grow = trial, attempt == 0
                     break
                 eta /= 2.0
-            if new is None:  # no ascent step: stationary to the margin solver's precision
-                converged = True
+            if new is None:  # stationary to the margin solver's precision, or not: say so
+                log.stop("line search found no ascent step", converged=False)
                 break
             improvement = (new["psi"] - pt["psi"]) / max(abs(pt["psi"]), 1e-300)
             pt, step = new, eta
-        if not converged:
-            warnings.warn(
-                f"MEMO stopped at max_iter={self.max_iter} with relative gap "
-                f"{history[-1]['gap']:.3g} > tol={self.tol}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
         # softmax weights are never exactly zero; the classifier is trained on the
         # weights as reported, with negligible ones set to zero
         mu, K_mu, margin = pt["mu"], pt["K"], pt["margin"]
@@ -392,14 +391,13 @@ class MEMO(MKLClassifier):
         sol = base_learner(
             K_mu, y, self.C, self.svm_tol, self.margin_tol, margin if same_kernel else None
         )
+        log.inner(sol.converged, "base SVM")
+        log.finish()
         return BinaryFit(
             weights=mu,
             dual_coef=sol.dual_coef,
             intercept=sol.bias,
             objective=pt["psi"],
-            n_iter=len(history),
-            converged=converged,
-            gap=history[-1]["gap"],
-            history=history,
             spectral_ratio=spectral_ratio(K_mu),
+            **log.fit_fields(),
         )

@@ -10,7 +10,7 @@ no y'alpha = 0), the L1-MKL dual is min_alpha f(alpha), f = -1'alpha + 1/2 max_i
 within lambda/2 (ln m - 1) above f (Theorem 1) and at most lambda/2 below it.
 
 Derivative. The gradient printed as eq. (12) carries a factor 1/2 that the
-derivative of (10) does not have (see PROTOCOLS.md); we use the derivative of
+derivative of (10) does not have (see docs/protocols.md); we use the derivative of
 (10), grad = -1 + sum_i theta_i G_i alpha, with theta = softmax(alpha'G_i alpha / lambda)
 (eq. 13). Its Hessian is sum_i theta_i G_i + (2/lambda) Cov_theta(G_i alpha), so
 the Lipschitz constant of Corollary 3 becomes, for this gradient,
@@ -36,17 +36,14 @@ classifier is an SVM (with bias) on the combined kernel.
 
 from __future__ import annotations
 
-import time
-import warnings
-
 import numpy as np
 from scipy.sparse.linalg import eigsh
 from scipy.special import logsumexp, softmax
-from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
 from ..kernels import combine, spectral_ratio
 from ..svm import solve_svm_dual
+from .iterations import IterationLog
 
 
 def largest_eigenvalue(K: np.ndarray) -> float:
@@ -67,11 +64,12 @@ class SMKL(MKLClassifier):
     lambda and L used.
     """
 
-    def __init__(self, C=1.0, smoothing=None, tol=1e-2, max_iter=500):
+    def __init__(self, C=1.0, smoothing=None, tol=1e-2, max_iter=500, verbose=0):
         self.C = C
         self.smoothing = smoothing
         self.tol = tol
         self.max_iter = max_iter
+        self.verbose = verbose
 
     def _check_params(self):
         super()._check_params()
@@ -83,7 +81,6 @@ class SMKL(MKLClassifier):
             raise ValueError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         M, n, _ = K.shape
         C = float(self.C)
         flat = K.reshape(M * n, n)
@@ -112,31 +109,21 @@ class SMKL(MKLClassifier):
         def clip(u):
             return np.clip(u, 0.0, C)
 
-        alpha = solve_svm_dual(K_mean, y, C).alpha  # Algorithm 2, step 2
+        start = solve_svm_dual(K_mean, y, C)  # Algorithm 2, step 2
+        alpha = start.alpha
+        log = IterationLog("SMKL", self.tol, N, verbose=self.verbose)
+        log.inner(start.converged, "SVM")
         grad_sum = np.zeros(n)
-        best = (np.inf, alpha, None)
         lower = -np.inf
-        history, converged = [], False
         for k in range(N + 1):
             f, grad, theta = f_and_grad(alpha)
-            if f < best[0]:
-                best = (f, alpha, theta)
+            log.consider(f, (alpha, theta))
             # convexity: f(a) >= f + grad'(a - alpha), minimised over the box
             lower = max(lower, f + float(np.minimum(-grad * alpha, grad * (C - alpha)).sum()))
-            gap = (best[0] - lower) / max(abs(best[0]), 1e-300)
-            history.append(
-                {
-                    "iteration": k + 1,
-                    "objective": f,
-                    "best_objective": best[0],
-                    "gap": gap,
-                    "passes": k + 1,
-                    "svm_solves": 1,
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
+            gap = (log.best_objective - lower) / max(abs(log.best_objective), 1e-300)
+            log.record(f, gap=gap, weights=theta, svm_solves=1, passes=k + 1)
             if gap <= self.tol:
-                converged = True
+                log.stop("gap", converged=True)
                 break
             if k == N:
                 break
@@ -145,25 +132,17 @@ class SMKL(MKLClassifier):
             gamma_k = clip(-grad_sum / L)  # (18)
             tau = 2.0 / (k + 3.0)
             alpha = tau * gamma_k + (1.0 - tau) * beta_k  # (19)
-        if not converged:
-            warnings.warn(
-                f"SMKL stopped at max_iter={N} with relative gap {history[-1]['gap']:.3g} "
-                f"> tol={self.tol}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        f_best, alpha_best, weights = best
+        _, weights = log.best
         self.smoothing_, self.lipschitz_ = float(lam), float(L)
         K_final = combine(K, weights)
         sol = solve_svm_dual(K_final, y, C)  # the final classifier
+        log.inner(sol.converged, "SVM")
+        log.finish()
         return BinaryFit(
             weights=weights,
             dual_coef=sol.dual_coef,
             intercept=sol.bias,
-            objective=float(f_best),
-            n_iter=len(history),
-            converged=converged,
-            gap=history[-1]["gap"],
-            history=history,
+            objective=log.best_objective,
             spectral_ratio=spectral_ratio(K_final),
+            **log.fit_fields(),
         )

@@ -8,9 +8,10 @@ Algorithm 1 of Xu et al. (2010): repeat
 for J(theta) = max_{alpha in A} 1'alpha - 1/2 sum_m theta_m q_m(alpha) over a
 weight set Theta (``domains.py``). Methods differ only in step 3 and in which
 gap they report; this module holds the loop, the oracle (the only place an SVM
-is solved and the bank is read), the history and the stopping rule.
+is solved and the bank is read) and the stopping rule; the history, the best
+point and the warnings are the shared iteration record (``iterations.py``).
 
-Cost model (DESIGN.md, performance): a pass over the bank (forming a
+Cost model (docs/design.md, performance): a pass over the bank (forming a
 combination, or computing q) costs about as much as an SVM solve at n = 500.
 The oracle therefore forms combinations along a line as K(theta) + gamma K(d)
 from two n x n matrices, so trial points of a line search cost one SVM solve
@@ -19,16 +20,14 @@ and no pass.
 
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
 from ..kernels import combine, quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
+from .iterations import IterationLog
 
 
 @dataclass
@@ -53,6 +52,7 @@ class Oracle:
         self.K, self.y, self.C, self.svm_tol = K, y, C, svm_tol
         self.svm_solves = 0
         self.passes = 0
+        self.log: IterationLog | None = None  # told of every SVM solve's convergence
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
         self.passes += 1
@@ -64,6 +64,8 @@ class Oracle:
             K_theta = self.combine(theta)
         self.svm_solves += 1
         sol = solve_svm_dual(K_theta, self.y, self.C, self.svm_tol)
+        if self.log is not None:
+            self.log.inner(sol.converged, "SVM")
         return Point(theta, K_theta, sol)
 
     def q(self, pt: Point) -> np.ndarray:
@@ -92,18 +94,20 @@ def relative_gap(upper: float, lower: float) -> float:
 
 class WrapperMKL(MKLClassifier):
     """Base of the alternating methods. Subclasses set the weight domain and
-    implement ``_step`` (and ``_gap`` where the bound differs); the loop,
-    history and stopping live here.
+    implement ``_step`` (and ``_gap`` where the bound differs); the loop lives
+    here, its bookkeeping in :class:`~mkl.algorithms.iterations.IterationLog`.
 
     Shared parameters: ``C`` (None: hard margin), ``tol`` (relative gap at
-    which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance).
+    which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance),
+    ``verbose`` (1: one line per iteration through the ``mkl`` logger).
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3):
+    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0):
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.svm_tol = svm_tol
+        self.verbose = verbose
 
     def _domain(self):
         raise NotImplementedError
@@ -120,60 +124,40 @@ class WrapperMKL(MKLClassifier):
         return relative_gap(state["best"].J, state["lower"])
 
     def _fit_binary(self, K, y, K_mean):
-        t0 = time.perf_counter()
         domain = self._domain()
         M = K.shape[0]
         oracle = Oracle(K, y, self.C, self.svm_tol)
+        log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
+        oracle.log = log
         theta = domain.initial(M)
         # the uniform start reuses the average kernel formed by input validation
         start_K = K_mean * (theta[0] * M) if np.all(theta == theta[0]) else None
         pt = oracle.evaluate(theta, start_K)
         state = {"domain": domain}
-        best = pt
-        history = []
-        converged = False
-        change = np.nan
         for it in range(1, self.max_iter + 1):
-            if pt.J < best.J:
-                best = pt
-            state["best"] = best
+            state["best"] = log.consider(pt.J, pt)
             gap = self._gap(oracle, state, pt)
-            history.append(
-                {
-                    "iteration": it,
-                    "objective": pt.J,
-                    "best_objective": best.J,
-                    "gap": gap,
-                    "weights_change": change,
-                    "svm_solves": oracle.svm_solves,
-                    "passes": oracle.passes,
-                    "seconds": time.perf_counter() - t0,
-                }
+            log.record(
+                pt.J,
+                gap=gap,
+                weights=pt.theta,
+                svm_solves=oracle.svm_solves,
+                passes=oracle.passes,
             )
             # a gap measured with a loosely solved SVM (interleaved methods) does not count
             if gap <= self.tol and oracle.svm_tol <= self.svm_tol:
-                converged = True
+                log.stop("gap", converged=True)
                 break
             if it == self.max_iter:
                 break
-            new = self._step(oracle, state, pt)
-            change = float(np.max(np.abs(new.theta - pt.theta)))
-            pt = new
-        if not converged:
-            warnings.warn(
-                f"{type(self).__name__} stopped at max_iter={self.max_iter} with relative gap "
-                f"{history[-1]['gap']:.3g} > tol={self.tol}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            pt = self._step(oracle, state, pt)
+        log.finish()
+        best = log.best
         return BinaryFit(
             weights=best.theta,
             dual_coef=best.sol.dual_coef,
             intercept=best.sol.bias,
             objective=best.J,
-            n_iter=len(history),
-            converged=converged,
-            gap=history[-1]["gap"],
-            history=history,
             spectral_ratio=spectral_ratio(best.K),
+            **log.fit_fields(),
         )

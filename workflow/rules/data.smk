@@ -12,7 +12,7 @@ checkpoint download:
         entry=lambda w: DATASETS[w.dataset],
         mirrors=config.get("mirrors", []),
         timeout=config.get("download_timeout", 30),
-        mirror_copies=lambda w: mirror_copies(w.dataset),
+        mirror_copies=lambda w: mirror_copies(DATASETS[w.dataset], config.get("mirrors", [])),
     log:
         "results/logs/download/{dataset}.log",
     localrule: True
@@ -29,6 +29,7 @@ rule normalise:
         "results/data/{dataset}.h5",
     params:
         entry=lambda w: DATASETS[w.dataset],
+        source_hash=NORMALISE_HASH,
     log:
         "results/logs/normalise/{dataset}.log",
     conda:
@@ -43,7 +44,8 @@ rule split:
     output:
         "results/splits/{experiment}/{dataset}.h5",
     params:
-        protocol=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset),
+        protocol=lambda w: experiment.split_protocol(EXPERIMENTS[w.experiment], w.dataset),
+        source_hash=SPLIT_HASH,
     log:
         "results/logs/split/{experiment}/{dataset}.log",
     conda:

@@ -14,12 +14,12 @@ rule cv_chunk:
     output:
         "results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json",
     params:
-        algorithm=lambda w: mkl.experiment.algorithm(EXPERIMENTS[w.experiment], w.algorithm, w.dataset),
+        algorithm=fit_spec,
         chunks=grid_chunks,
-        metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
+        metric=lambda w: experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "selection_metric", "accuracy"
         ),
-        mkl_hash=FIT_SOURCE_HASH,
+        source_hash=fit_job_hash,
     wildcard_constraints:
         chunk="[0-9]+",
     resources:
@@ -42,12 +42,12 @@ rule fit:
     output:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:
-        splits=job_splits,
-        algorithm=lambda w: mkl.experiment.algorithm(EXPERIMENTS[w.experiment], w.algorithm, w.dataset),
-        metric=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
+        splits=targets.job_splits,
+        algorithm=fit_spec,
+        metric=lambda w: experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "selection_metric", "accuracy"
         ),
-        mkl_hash=FIT_SOURCE_HASH,
+        source_hash=fit_job_hash,
     resources:
         mem_mb=fit_mem_mb,
         runtime=fit_runtime,

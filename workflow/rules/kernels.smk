@@ -13,11 +13,11 @@ rule kernels:
             else "results/kernels/{experiment}/{dataset}/{split}.h5"
         ),
     params:
-        bank=lambda w: mkl.experiment.kernels(EXPERIMENTS[w.experiment], w.dataset),
-        scaling=lambda w: mkl.experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
+        bank=lambda w: experiment.kernels(EXPERIMENTS[w.experiment], w.dataset),
+        scaling=lambda w: experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
             "feature_scaling", "standardise"
         ),
-        mkl_hash=KERNELS_SOURCE_HASH,
+        source_hash=KERNELS_HASH,
     resources:
         mem_mb=kernels_mem_mb,
         runtime=lambda w, attempt: 30 * attempt,

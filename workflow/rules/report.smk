@@ -31,7 +31,7 @@ rule aggregate:
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         paper_results=config.get("paper_results", "resources/paper_results.csv"),
-        mkl_hash=REPORT_SOURCE_HASH,
+        source_hash=TABLES_HASH,
     log:
         "results/logs/aggregate/{experiment}.log",
     localrule: True
@@ -54,7 +54,7 @@ rule figures:
         pdf="results/figures/{experiment}/accuracy.pdf",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
-        mkl_hash=REPORT_SOURCE_HASH,
+        source_hash=FIGURES_HASH,
     log:
         "results/logs/figures/{experiment}.log",
     localrule: True
@@ -84,7 +84,7 @@ rule weights_figure:
         figure=figures_of_kind("weights"),
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
-        mkl_hash=ALL_SOURCE_HASH,
+        source_hash=figure_hash,
     log:
         "results/logs/weights_figure/{experiment}/{figure}.log",
     conda:
@@ -109,7 +109,7 @@ rule curve_figure:
         figure=figures_of_kind("sweep", "datasets"),
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
-        mkl_hash=REPORT_SOURCE_HASH,
+        source_hash=FIGURES_HASH,
     log:
         "results/logs/curve_figure/{experiment}/{figure}.log",
     localrule: True
@@ -131,7 +131,7 @@ rule timing_point:
         value="[0-9]+",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
-        mkl_hash=TIMING_SOURCE_HASH,
+        source_hash=lambda w: figure_hash(w, extra=hashing.TIMING),
     threads: lambda wildcards: workflow.cores  # evaluated per job, so --unlock needs no --cores
     resources:
         mem_mb=timing_mem_mb,
@@ -165,7 +165,7 @@ rule timing_figure:
         figure=figures_of_kind("timing"),
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
-        mkl_hash=REPORT_SOURCE_HASH,
+        source_hash=FIGURES_HASH,
     log:
         "results/logs/timing_figure/{experiment}/{figure}.log",
     localrule: True

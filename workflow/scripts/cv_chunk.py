@@ -1,19 +1,29 @@
 """Rule cv_chunk: inner cross-validation of one contiguous chunk of a grid (the
 fit job joins the chunks, then selects, refits and tests)."""
 
-from _common import fit_inputs, run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     from mkl._io import write_json
-    from mkl.evaluate import cross_validate_grid, grid_chunk, grid_points
+    from mkl.bank import KernelBank
+    from mkl.model_selection import cross_validate_grid, grid_points
+    from mkl.workflow.evaluation import algorithm_bank, estimator_factory, grid_chunk
+    from mkl.workflow.splits import load_split
 
     w = snakemake.wildcards
-    points = grid_points(snakemake.params.algorithm.get("grid", {}))
+    entry = snakemake.params.algorithm
+    points = grid_points(entry.get("grid", {}))
     indices = grid_chunk(len(points), snakemake.params.chunks, int(w.chunk))
-    bank, folds, make = fit_inputs(snakemake, snakemake.input.bank, int(w.split))
+    bank = algorithm_bank(KernelBank.load(snakemake.input.bank), entry)
+    folds = load_split(snakemake.input.splits, int(w.split)).folds
     records = cross_validate_grid(
-        make, bank.train, bank.y_train, folds, [points[i] for i in indices], snakemake.params.metric
+        estimator_factory(entry, w.algorithm),
+        bank.train,
+        bank.y_train,
+        folds,
+        [points[i] for i in indices],
+        snakemake.params.metric,
     )
     write_json(snakemake.output[0], {"indices": indices, "records": records})
     log.info("chunk %s of %d: grid points %s", w.chunk, snakemake.params.chunks, indices)

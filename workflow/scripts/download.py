@@ -6,12 +6,12 @@ goes on and the tables say "not available"."""
 import sys
 from pathlib import Path
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     from mkl._io import write_json
-    from mkl.datasets import DatasetUnavailable, fetch
+    from mkl.workflow.fetch import DatasetUnavailable, fetch
 
     name = snakemake.wildcards.dataset
     dest = Path(snakemake.output[0]).parent

@@ -1,20 +1,20 @@
 """Rule figures: test accuracy per dataset and algorithm with error bars over splits."""
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     import pandas as pd
 
-    from mkl import experiment, report
+    from mkl.workflow import experiment, figures, tables
 
     exp = snakemake.params.experiment
     fits = pd.read_csv(snakemake.input[0])
     algorithms = experiment.table_algorithms(exp)  # sweep points have their own figures
     fits = fits[fits["algorithm"].isin(algorithms)]
     order = {"dataset": exp["datasets"], "algorithm": algorithms}
-    summary = report.summarise(fits, order)
-    report.plot_metric(
+    summary = tables.summarise(fits, order)
+    figures.plot_metric(
         summary, snakemake.output.png, snakemake.output.pdf, "accuracy", title=exp["name"]
     )
 

@@ -2,13 +2,13 @@
 
 from pathlib import Path
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     import numpy as np
 
-    from mkl.datasets import build_dataset
+    from mkl.workflow.dataset import build_dataset
 
     raw_dir = Path(snakemake.input[0]).parent
     ds = build_dataset(snakemake.wildcards.dataset, snakemake.params.entry, raw_dir)

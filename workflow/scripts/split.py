@@ -1,10 +1,11 @@
 """Rule split: R seeded stratified train/test splits with inner CV folds."""
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
-    from mkl.datasets import Dataset, make_splits, save_splits
+    from mkl.workflow.dataset import Dataset
+    from mkl.workflow.splits import make_splits, save_splits
 
     p = snakemake.params.protocol
     ds = Dataset.load(snakemake.input[0])

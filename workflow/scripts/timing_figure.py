@@ -2,14 +2,14 @@
 series, error bars = standard error over repetitions (as Kloft et al. 2009,
 Fig. 1); a second panel gives the same times in units of the floor F."""
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     import json
 
-    from mkl import report
     from mkl._io import write_json
+    from mkl.workflow import figures
 
     exp = snakemake.params.experiment
     spec = exp["figures"][snakemake.wildcards.figure]
@@ -17,12 +17,12 @@ def main(snakemake, log):
     for path in snakemake.input:
         with open(path) as fh:
             records.extend(json.load(fh)["records"])
-    curves = report.timing_curves(records, spec["vary"])
+    curves = figures.timing_curves(records, spec["vary"])
     x_label = spec.get(
         "x_label", "training examples n" if spec["vary"] == "n" else "number of kernels"
     )
     title = spec.get("title", f"{exp['name']}: {snakemake.wildcards.figure}")
-    report.plot_curves(
+    figures.plot_curves(
         curves,
         snakemake.output.png,
         snakemake.output.pdf,

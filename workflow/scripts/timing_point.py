@@ -2,15 +2,15 @@
 every series fitted and timed on the same freshly drawn Gaussian bank, for each
 repetition. The job runs alone (threads = all cores) with one BLAS thread."""
 
-from _common import run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     import mkl
-    from mkl import experiment
     from mkl._io import write_json
-    from mkl.datasets import Dataset
-    from mkl.timing import timing_point
+    from mkl.workflow import experiment
+    from mkl.workflow.dataset import Dataset
+    from mkl.workflow.timing import timing_point
 
     exp = snakemake.params.experiment
     spec = exp["figures"][snakemake.wildcards.figure]

@@ -1,16 +1,17 @@
 """Rule weights_figure: fit each series' algorithm on one split's training block
 and plot the kernel weights side by side (the weights also go to JSON)."""
 
-from _common import algorithm_bank, run
+from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     import warnings
 
     import mkl
-    from mkl import experiment, report
     from mkl._io import write_json
     from mkl.bank import KernelBank
+    from mkl.workflow import experiment, figures
+    from mkl.workflow.evaluation import algorithm_bank
 
     exp = snakemake.params.experiment
     spec = exp["figures"][snakemake.wildcards.figure]
@@ -31,7 +32,7 @@ def main(snakemake, log):
         series[name] = [float(w) for w in est.weights_.ravel()]
         log.info("%s: %s, %d kernels selected", name, params, est.n_selected_)
     title = spec.get("title", f"{exp['name']}: {spec['dataset']}")
-    report.plot_weights(series, labels, snakemake.output.png, snakemake.output.pdf, title)
+    figures.plot_weights(series, labels, snakemake.output.png, snakemake.output.pdf, title)
     write_json(snakemake.output.json, {"kernels": labels, "weights": series, "figure": spec})
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mkl.synthetic import gmkl_toy
-from mkl.timing import draw, gaussian_bank, timing_point
+from mkl.workflow.timing import draw, gaussian_bank, timing_point
 
 
 def test_draw_is_stratified_seeded_and_sorted():

@@ -8,17 +8,14 @@ import threading
 import numpy as np
 import pytest
 
-from mkl.datasets import (
-    DatasetUnavailable,
-    build_dataset,
-    fetch,
-    load_registry,
-    make_splits,
-    scale_features,
-)
 from mkl.synthetic import gmkl_toy, smkl_toy
+from mkl.workflow.dataset import build_dataset
+from mkl.workflow.fetch import DatasetUnavailable, fetch
+from mkl.workflow.preprocessing import scale_features
+from mkl.workflow.registry import load_registry
+from mkl.workflow.splits import make_splits
 
-from .conftest import MIRROR, REPO, needs_mirror
+from ..conftest import MIRROR, REPO, needs_mirror
 
 REGISTRY = load_registry(REPO / "config" / "datasets.yaml")
 
@@ -81,7 +78,7 @@ def test_every_registry_entry_is_tested():
 
 
 def test_gene_sets_get_libsvms_normalisation(tmp_path):
-    from mkl.datasets import libsvm_gene_normalisation
+    from mkl.workflow.preprocessing import libsvm_gene_normalisation
 
     X = np.random.default_rng(0).lognormal(size=(12, 30)) * 1000
     Z = libsvm_gene_normalisation(X)
@@ -96,7 +93,7 @@ def test_idx_parser_refuses_bad_files(tmp_path):
     import gzip
     import struct
 
-    from mkl.datasets import parse_idx
+    from mkl.workflow.parsers import parse_idx
 
     images = struct.pack(">IIII", 2051, 2, 2, 2) + bytes(range(8))
     labels = struct.pack(">II", 2049, 2) + bytes([3, 7])
@@ -147,7 +144,7 @@ def test_a_dataset_known_only_by_its_page_fails_naming_it(tmp_path):
 
 @needs_mirror()
 def test_text_documents_are_unit_length_term_frequencies(tmp_path):
-    from mkl.datasets import parse_text_archive
+    from mkl.workflow.parsers import parse_text_archive
 
     archive = MIRROR / "20newsgroups" / "20news-bydate_rec4.tar.gz"
     classes = {
@@ -171,7 +168,7 @@ def test_text_documents_are_unit_length_term_frequencies(tmp_path):
 def test_several_similarity_matrices_over_the_same_examples(tmp_path):
     import scipy.io
 
-    from mkl.datasets import parse_mat_similarity
+    from mkl.workflow.parsers import parse_mat_similarity
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(6, 6))
@@ -399,7 +396,7 @@ def test_balanced_splits_hold_equal_class_counts():
 
 
 def test_balanced_binary_picks_the_class_set_closest_to_half():
-    from mkl.datasets import balanced_binary_classes, map_labels
+    from mkl.workflow.preprocessing import balanced_binary_classes, map_labels
 
     assert balanced_binary_classes([70, 76, 17, 13, 9, 29]) == [1, 2, 3]  # 106 of 214
     assert balanced_binary_classes([90] * 11) == [0, 1, 2, 3, 4]

@@ -11,9 +11,9 @@ import sys
 import pandas as pd
 import pytest
 
-from .conftest import REPO
+from ..conftest import REPO
 from .slurm_cluster import LocalSlurm, install_if_missing
-from .test_workflow import _small_workdir, _tables, snakemake
+from .test_snakemake import _small_workdir, _tables, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 

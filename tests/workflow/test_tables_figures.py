@@ -1,21 +1,13 @@
-import functools
+"""Tables beside the papers' numbers, and the curves behind the figures."""
+
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import mkl
-from mkl.bank import KernelBank
-from mkl.evaluate import (
-    classification_metrics,
-    cross_validate_grid,
-    evaluate_split,
-    grid_points,
-    select_best,
-)
-from mkl.kernels import KernelSpec
-from mkl.report import (
+from mkl.workflow.figures import dataset_curves, plot_curves, sweep_curves
+from mkl.workflow.tables import (
     collect_fits,
     paper_comparison,
     paper_tables,
@@ -23,77 +15,6 @@ from mkl.report import (
     summarise,
     write_paper_tables,
 )
-
-from .conftest import random_problem
-
-
-def test_grid_points_order():
-    pts = grid_points({"C": [1, 10], "cv": [2, 3]})
-    assert pts == [{"C": 1, "cv": 2}, {"C": 1, "cv": 3}, {"C": 10, "cv": 2}, {"C": 10, "cv": 3}]
-    assert grid_points({}) == [{}]
-    with pytest.raises(ValueError, match="must be a list"):
-        grid_points({"C": 1})
-    with pytest.raises(ValueError, match="is empty"):
-        grid_points({"C": []})
-
-
-def test_metrics_binary_and_multiclass():
-    m = classification_metrics([0, 0, 1, 1], [0, 1, 1, 1], np.array([-2, 0.5, 1, 3]), [0, 1])
-    assert m["accuracy"] == 0.75 and m["f1"] == pytest.approx(0.8) and m["auc"] == 1.0
-    assert m["mcc"] == pytest.approx(1 / np.sqrt(3))
-    y = np.array([0, 1, 2, 0, 1, 2])
-    s = np.eye(3)[y] + 0.1
-    mc = classification_metrics(y, y, s, [0, 1, 2])
-    assert mc["accuracy"] == 1 and mc["f1"] == 1 and mc["auc"] == 1 and mc["mcc"] == 1
-
-
-def test_select_best_ties_go_to_the_first():
-    recs = [{"mean_score": 0.8}, {"mean_score": 0.9}, {"mean_score": 0.9}, {"mean_score": None}]
-    assert select_best(recs) == 1
-    with pytest.raises(ValueError, match="no grid point"):
-        select_best([{"mean_score": None}])
-
-
-def test_cross_validation_records_every_point_and_fold(rng):
-    _, y, K = random_problem(rng, n=45)
-    folds = np.arange(45) % 3
-    make = functools.partial(mkl.make_estimator, "uniform")
-    recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [0.1, 1, 10]}))
-    assert len(recs) == 3
-    for r in recs:
-        assert len(r["fold_scores"]) == 3 and len(r["fold_fits"]) == 3
-        assert 0 <= r["mean_score"] <= 1
-        assert r["mean_score"] == pytest.approx(np.mean(r["fold_scores"]))
-
-
-def test_cross_validation_matches_a_manual_loop(rng):
-    _, y, K = random_problem(rng, n=45)
-    folds = np.arange(45) % 3
-    make = functools.partial(mkl.make_estimator, "uniform")
-    (rec,) = cross_validate_grid(make, K, y, folds, [{"C": 1.0}])
-    manual = []
-    for f in range(3):
-        tr, va = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        est = make(C=1.0).fit(K[:, tr][:, :, tr], y[tr])
-        manual.append(np.mean(est.predict(K[:, va][:, :, tr]) == y[va]))
-    assert rec["fold_scores"] == pytest.approx(manual)
-
-
-def test_evaluate_split_record_is_complete_and_json(rng):
-    X, y, K = random_problem(rng, n=60)
-    tr, te = np.arange(40), np.arange(40, 60)
-    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
-    bank = KernelBank(
-        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
-    )
-    make = functools.partial(mkl.make_estimator, "uniform")
-    rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.1, 10]})
-    json.dumps(rec, allow_nan=False)
-    assert rec["selected_params"] in ({"C": 0.1}, {"C": 10})
-    assert set(rec["test"]) == {"accuracy", "f1", "mcc", "auc"}
-    assert 0 <= rec["test"]["accuracy"] <= 1
-    assert len(rec["weights"]) == 4 and rec["n_kernels"] == 4
-    assert len(rec["grid"]) == 2 and rec["kernel_labels"][0] == "gaussian(1)@all"
 
 
 def _fit_record(dataset, algorithm, split, acc):
@@ -288,7 +209,6 @@ def test_paper_metric_transform_one_minus():
 
 
 def test_curves_are_means_and_stds_over_splits(tmp_path):
-    from mkl.report import dataset_curves, plot_curves, sweep_curves
 
     fits = pd.DataFrame(
         {
@@ -314,34 +234,3 @@ def test_curves_are_means_and_stds_over_splits(tmp_path):
     empty = sweep_curves(fits, [("zz", 0.0)], ["a"], ["accuracy"])
     plot_curves(empty, tmp_path / "e.png", tmp_path / "e.pdf", "v", "nothing")
     assert (tmp_path / "e.png").exists()
-
-
-def test_grid_chunks_cover_the_grid_once_and_merge_back(rng):
-    from mkl.evaluate import grid_chunk, merge_chunks
-
-    assert [grid_chunk(7, 3, i) for i in range(3)] == [[0, 1, 2], [3, 4], [5, 6]]
-    assert grid_chunk(4, 4, 3) == [3]
-    with pytest.raises(ValueError, match="cannot split 2 grid points into 3"):
-        grid_chunk(2, 3, 0)
-    with pytest.raises(ValueError, match="chunk index 3"):
-        grid_chunk(5, 3, 3)
-    _, y, K = random_problem(rng)
-    folds = np.arange(len(y)) % 3
-    points = grid_points({"C": [0.1, 1.0, 10.0], "tol": [0.01, 0.1]})
-    make = functools.partial(mkl.make_estimator, "uniform")
-    whole = cross_validate_grid(make, K, y, folds, points)
-    chunks = []
-    for i in range(4):
-        idx = grid_chunk(len(points), 4, i)
-        recs = cross_validate_grid(make, K, y, folds, [points[j] for j in idx])
-        chunks.append({"indices": idx, "records": recs})
-    merged = merge_chunks(points, chunks[::-1])  # any order of chunks
-    strip = lambda recs: [(r["params"], r["fold_scores"], r["mean_score"]) for r in recs]  # noqa: E731
-    assert strip(merged) == strip(whole)
-    with pytest.raises(ValueError, match=r"grid points \[0, 1\] are in no CV chunk"):
-        merge_chunks(points, chunks[1:])
-    with pytest.raises(ValueError, match="appears in two CV chunks"):
-        merge_chunks(points, chunks + chunks[:1])
-    stale = [{"indices": [0], "records": [dict(whole[0], params={"C": 99})]}]
-    with pytest.raises(ValueError, match="has params"):
-        merge_chunks(points, stale + chunks[1:])

@@ -1,4 +1,5 @@
-"""Tables (our mean +- std over splits beside the paper's) and figures.
+"""Tables: fit records collected, our mean +- std over splits, and the paper's
+numbers beside ours (the aggregate stage).
 
 Paper numbers come from ``paper_results.csv`` (columns paper, table, dataset,
 method, metric, mean, std, note) and are only ever shown beside measured ones.
@@ -15,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ._io import atomic_path, write_text
-from .evaluate import METRICS
+from .._io import atomic_path, write_text
+from ..model_selection import METRICS
 
 
 def read_fit_records(path: str | os.PathLike) -> list[dict]:
@@ -252,244 +253,86 @@ def write_table(df: pd.DataFrame, csv_path, md_path, caption: str = "") -> None:
     write_text(md_path, md)
 
 
-def plot_metric(
-    summary: pd.DataFrame, path_png, path_pdf, metric: str = "accuracy", title: str = ""
-):
-    """Grouped bars: one group per dataset, one bar per algorithm, error bars = std over splits."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    datasets = list(summary["dataset"].unique())
-    algorithms = list(summary["algorithm"].unique())
-    if not datasets:  # nothing was available: a figure that says so
-        _save_notice(f"{title}: no dataset available", path_png, path_pdf)
-        return
-    width = 0.8 / max(len(algorithms), 1)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
-    x = np.arange(len(datasets))
-    for i, alg in enumerate(algorithms):
-        sub = summary[summary["algorithm"] == alg].set_index("dataset").reindex(datasets)
-        ax.bar(
-            x + (i - (len(algorithms) - 1) / 2) * width,
-            sub[f"{metric}_mean"],
-            width,
-            yerr=sub[f"{metric}_std"].fillna(0),
-            label=alg,
-            capsize=2,
-        )
-    ax.set_xticks(x, datasets)
-    ax.set_ylabel(f"test {metric}")
-    lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
-    ax.set_ylim(max(0.0, lo - 0.05), 1.0)
-    ax.legend(
-        fontsize="small",
-        ncol=min(len(algorithms), 4),
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.1),
-        frameon=False,
-    )
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
+def write_csv(df: pd.DataFrame, path) -> None:
+    """A table as CSV, written atomically."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
 
 
-def plot_weights(
-    series: Mapping[str, Sequence[float]],
-    kernel_labels: Sequence[str],
-    path_png,
-    path_pdf,
-    title: str = "",
-) -> None:
-    """Kernel weights, one line per series (algorithm or hyperparameter value),
-    kernels in the bank's order on the x axis (the papers' weight figures)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    M = len(kernel_labels)
-    fig, ax = plt.subplots(figsize=(min(14.0, 4 + 0.25 * M) if M <= 30 else 14.0, 4.4))
-    x = np.arange(1, M + 1)
-    for name, w in series.items():
-        if len(w) != M:
-            raise ValueError(f"series {name!r} has {len(w)} weights for {M} kernels")
-        ax.plot(x, w, marker="o", markersize=3, linewidth=1, label=name)
-    if M <= 30:
-        short = [
-            lab.replace("homogeneous_polynomial", "hpk").replace("@all", "")
-            for lab in kernel_labels
-        ]
-        ax.set_xticks(x, short, rotation=90, fontsize="small")
-    else:
-        ax.set_xlabel("kernel (bank order)")
-    ax.set_ylabel("weight")
-    ax.legend(
-        fontsize="small",
-        ncol=min(len(series), 5),
-        frameon=False,
-        loc="lower center",
-        bbox_to_anchor=(0.5, 1.0),
-    )
-    if title:
-        fig.suptitle(title, fontsize="medium")
-    fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
+def unavailable_datasets(manifest_paths: Iterable[str | os.PathLike]) -> dict[str, str]:
+    """Dataset -> reason, for the download manifests that say unavailable."""
+    unavailable = {}
+    for path in manifest_paths:
+        with open(path) as fh:
+            manifest = json.load(fh)
+        if manifest.get("status") == "unavailable":
+            unavailable[manifest["dataset"]] = manifest["reason"]
+    return unavailable
 
 
-METRIC_LABELS = {
-    "accuracy": "test accuracy",
-    "f1": "test F1",
-    "mcc": "test MCC",
-    "auc": "test AUC",
-    "n_selected": "kernels selected",
-    "seconds": "fit time (s)",
-    "spectral_ratio": "spectral ratio",
-    "in_F": "fit time in units of F",
-}
+def aggregate(
+    exp: Mapping,
+    fit_paths: Sequence[str | os.PathLike],
+    manifest_paths: Sequence[str | os.PathLike],
+    paper_results: str | os.PathLike,
+    out: Mapping[str, str | os.PathLike],
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The aggregate stage of one experiment: every fit record -> ``per_split``
+    (one row per fit), ``csv`` (mean and std over splits), ``md`` (the results
+    table with its caption), and beside the paper: ``paper_csv`` / ``paper_md``
+    (one row per cell) and ``paper_tables_md`` / ``paper_tables_tex`` (the
+    paper's tables in its order). Returns the fits and the unavailable datasets."""
+    from .experiment import runs_on
 
-
-CURVE_COLUMNS = ["metric", "line", "x", "mean", "std", "n"]
-
-
-def _curve_point(metric: str, line, x: float, values, standard_error: bool = False) -> dict:
-    """One point of a curve: the mean of ``values`` and, as ``std``, their
-    standard deviation (or the standard error of the mean)."""
-    v = np.asarray(values, dtype=float)
-    spread = float(v.std(ddof=1)) if len(v) > 1 else 0.0
-    if standard_error:
-        spread /= np.sqrt(len(v))
-    return {
-        "metric": metric,
-        "line": line,
-        "x": float(x),
-        "mean": float(v.mean()),
-        "std": spread,
-        "n": int(len(v)),
-    }
-
-
-def curves(
-    fits: pd.DataFrame, points: Sequence[tuple[str, float, str, str]], metrics: Sequence[str]
-) -> pd.DataFrame:
-    """Mean and std over splits of each metric at each point (line, x, dataset,
-    algorithm); points without fits (an unavailable dataset) are left out, as
-    are failed fits' missing values."""
-    rows = []
-    for metric in metrics:
-        for line, x, ds, alg in points:
-            mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
-            vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
-            if not vals.empty:
-                rows.append(_curve_point(metric, line, x, vals))
-    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
-
-
-def timing_curves(records: Sequence[Mapping], vary: str) -> pd.DataFrame:
-    """Fit time (seconds, and in units of the floor F timed beside it) against
-    ``vary`` (n or kernels), one line per series; error bars are standard
-    errors over repetitions, as in Kloft et al. (2009), Figure 1."""
-    df = pd.DataFrame(records)
-    df["in_F"] = df["seconds"] / df["floor_seconds"]
-    rows = [
-        _curve_point(metric, label, x, g[metric], standard_error=True)
-        for (label, x), g in df.groupby(["series", vary], sort=False)
-        for metric in ("seconds", "in_F")
+    unavailable = unavailable_datasets(manifest_paths)
+    fits = collect_fits(fit_paths)
+    write_csv(fits, out["per_split"])
+    order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
+    summary = summarise(fits, order)
+    write_csv(summary, out["csv"])
+    not_run = [
+        (ds, alg)
+        for ds in exp["datasets"]
+        for alg in exp["algorithms"]
+        if not runs_on(exp, alg, ds)
     ]
-    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
-
-
-def sweep_curves(
-    fits: pd.DataFrame,
-    members: Sequence[tuple[str, float]],
-    datasets: Sequence[str],
-    metrics: Sequence[str],
-) -> pd.DataFrame:
-    """A metric against a swept parameter (e.g. GMKL's v): one line per dataset,
-    one point per (algorithm name, value) in ``members``."""
-    points = [(ds, value, ds, alg) for ds in datasets for alg, value in members]
-    return curves(fits, points, metrics)
-
-
-def dataset_curves(
-    fits: pd.DataFrame,
-    x_of_dataset: Mapping[str, float],
-    algorithms: Sequence[str],
-    metrics: Sequence[str],
-) -> pd.DataFrame:
-    """A metric against a number attached to each dataset (e.g. the ratio of
-    relevant features of the SMKL toys): one line per algorithm."""
-    points = [(alg, x, ds, alg) for alg in algorithms for ds, x in x_of_dataset.items()]
-    return curves(fits, points, metrics)
-
-
-def plot_curves(
-    curves: pd.DataFrame,
-    path_png,
-    path_pdf,
-    x_label: str,
-    title: str = "",
-    log_x: bool = False,
-    log_y_metrics: Sequence[str] = ("seconds",),
-) -> None:
-    """One panel per metric, one line per ``line`` value, error bars = std
-    (the papers' accuracy-versus-parameter and time-versus-size figures)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    metrics = list(dict.fromkeys(curves["metric"]))
-    if not metrics:
-        _save_notice(f"{title}: no data available", path_png, path_pdf)
-        return
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
-    for ax, metric in zip(axes[0], metrics, strict=True):
-        sub = curves[curves["metric"] == metric]
-        for line, pts in sub.groupby("line", sort=False):
-            pts = pts.sort_values("x")
-            ax.errorbar(
-                pts["x"],
-                pts["mean"],
-                yerr=pts["std"],
-                marker="o",
-                markersize=3,
-                capsize=2,
-                linewidth=1,
-                label=str(line),
-            )
-        ax.set_xlabel(x_label)
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
-        if log_x:
-            ax.set_xscale("log")
-        if metric in log_y_metrics:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize="small", frameon=False, loc="best")
-    if title:
-        fig.suptitle(title, fontsize="medium")
-    fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
-
-
-def _save_notice(text: str, path_png, path_pdf) -> None:
-    """A small figure that only says why there is nothing to plot."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4, 1.5))
-    ax.axis("off")
-    ax.text(0.5, 0.5, text, ha="center", va="center")
-    _save_figure(fig, path_png, path_pdf)
-
-
-def _save_figure(fig, path_png, path_pdf) -> None:
-    """Write a figure as PNG and PDF, each atomically, and release it."""
-    import matplotlib.pyplot as plt
-
-    for path in (path_png, path_pdf):
-        ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=ext, dpi=120)
-    plt.close(fig)
+    table = results_table(
+        summary,
+        "accuracy",
+        100.0,
+        exp["datasets"],
+        list(exp["algorithms"]),
+        list(unavailable),
+        not_run,
+    )
+    missing = "".join(f"\n- {ds}: {reason}" for ds, reason in unavailable.items())
+    not_available = f"\n\nNot available:{missing}" if missing else ""
+    failed = fits[fits["error"].fillna("").astype(bool)] if len(fits) else fits
+    failures = "".join(
+        f"\n- {r.dataset} / {r.algorithm} / split {r.split}: {r.error}" for r in failed.itertuples()
+    )
+    caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"
+    caption += f"\n\n{exp.get('description', '')}{not_available}"
+    if failures:
+        caption += f"\n\nFailed fits (the error of each):{failures}"
+    write_table(table, None, out["md"], caption)
+    if "paper" in exp:
+        ref = pd.read_csv(paper_results)
+        comparison = paper_comparison(summary, ref, exp["paper"], list(unavailable))
+        caption = (
+            f"# {exp['name']} beside {exp['paper']['name']} (paper numbers from "
+            "paper_results.csv; beyond_2sd: |ours - paper| > 2 paper std)" + not_available
+        )
+        tables = paper_tables(comparison, exp["paper"])
+        wide_caption = (
+            f"# {exp['name']}: ours (paper), test {exp['paper'].get('metric', 'accuracy')} in %, "
+            "mean ± std over splits; * where the two differ by more than two of the paper's "
+            f"standard deviations.\n\n{exp.get('description', '')}{not_available}"
+        )
+    else:
+        comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})
+        caption = wide_caption = f"# {exp['name']}: no paper comparison"
+        tables = {}
+    write_table(comparison, out["paper_csv"], out["paper_md"], caption)
+    write_paper_tables(tables, out["paper_tables_md"], out["paper_tables_tex"], wide_caption)
+    return fits, unavailable

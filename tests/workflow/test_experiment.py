@@ -5,9 +5,9 @@ import jsonschema
 import pytest
 import yaml
 
-from mkl import experiment
+from mkl.workflow import experiment
 
-from .conftest import REPO
+from ..conftest import REPO
 
 BASE = {
     "name": "demo",

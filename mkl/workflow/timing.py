@@ -6,7 +6,7 @@ n = 500; error bars over 5 repetitions).
 One *point* is one (n, M): for each repetition, n points are drawn (stratified,
 seeded), their features scaled, M Gaussian kernels with geometrically spaced
 widths computed, and every series' estimator fitted and timed on the same bank.
-The floor F of DESIGN.md (one pass forming the uniform combination plus one
+The floor F of docs/design.md (one pass forming the uniform combination plus one
 SVC fit, C as given) is timed on the same bank, so times can be read in units
 of F as well as in seconds.
 """
@@ -21,8 +21,8 @@ import numpy as np
 from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.svm import SVC
 
-from .datasets import scale_features
-from .kernels import KernelSpec, combine, compute_bank
+from ..kernels import KernelSpec, combine, compute_bank
+from .preprocessing import scale_features
 
 
 def draw(y: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -58,9 +58,13 @@ def time_floor(K: np.ndarray, y: np.ndarray, C: float) -> float:
     return time.perf_counter() - t0
 
 
+def _finite_or_none(value) -> float | None:
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
 def time_fit(name: str, params: Mapping, K: np.ndarray, y: np.ndarray) -> dict:
     """Fit a registry estimator once; wall time and what it reports about convergence."""
-    from . import make_estimator
+    from .. import make_estimator
 
     est = make_estimator(name, **params)
     with warnings.catch_warnings():
@@ -73,8 +77,8 @@ def time_fit(name: str, params: Mapping, K: np.ndarray, y: np.ndarray) -> dict:
         "seconds": seconds,
         "iterations": int(getattr(est, "n_iter_", 1)),
         "svm_solves": int(last.get("svm_solves", 1)),
-        "objective": float(getattr(est, "objective_", np.nan)),
-        "gap": float(getattr(est, "gap_", np.nan)),
+        "objective": _finite_or_none(getattr(est, "objective_", None)),
+        "gap": _finite_or_none(getattr(est, "gap_", None)),  # None: the method computes none
         "converged": bool(getattr(est, "converged_", True)),
         "n_selected": int(getattr(est, "n_selected_", K.shape[0])),
     }

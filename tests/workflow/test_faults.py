@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import REPO
-from .test_workflow import SMALL, _small_workdir, _tables, snakemake
+from ..conftest import REPO
+from .test_snakemake import SMALL, _small_workdir, _tables, snakemake
 
 pytestmark = pytest.mark.workflow
 

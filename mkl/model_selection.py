@@ -1,11 +1,11 @@
 """Metrics and model selection over a hyperparameter grid by inner cross-validation
 on precomputed kernels.
 
-:func:`evaluate_split` is what one workflow fit job does for (experiment,
-dataset, algorithm, split): for every grid point and inner fold it fits on the
-fold's training rows and scores the held-out rows (every point recorded), picks
-the best mean score (ties: the first point in grid order), refits on the whole
-training part and scores the test part.
+:func:`cross_validate_grid` fits every grid point on every inner fold's
+training rows and scores the held-out rows (every point and fold recorded);
+:func:`select_best` picks the best mean score (ties: the first point in grid
+order). The workflow's fit job (``mkl.workflow.evaluation.evaluate_split``)
+then refits the selected point on the whole training part and tests it.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import itertools
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn import metrics as skm
 
-from .bank import KernelBank
-from .base import MKLClassifier
+if TYPE_CHECKING:
+    from .base import MKLClassifier
 
 METRICS = ("accuracy", "f1", "mcc", "auc")
 
@@ -71,39 +72,6 @@ def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
     ]
 
 
-def grid_chunk(n_points: int, chunks: int, index: int) -> list[int]:
-    """Indices of the grid points in chunk ``index`` of ``chunks`` (contiguous,
-    sizes differing by at most one): the cross-validation of one (dataset,
-    algorithm, split) fanned out over several jobs."""
-    if not 1 <= chunks <= max(n_points, 1):
-        raise ValueError(f"cannot split {n_points} grid points into {chunks} chunks")
-    if not 0 <= index < chunks:
-        raise ValueError(f"chunk index {index} is not in [0, {chunks})")
-    return [int(i) for i in np.array_split(np.arange(n_points), chunks)[index]]
-
-
-def merge_chunks(points: Sequence[Mapping], chunks: Sequence[Mapping]) -> list[dict]:
-    """The CV records of every grid point, in grid order, from chunk results
-    ``{"indices": [...], "records": [...]}``; each point must appear exactly
-    once and with the grid's params (a stale chunk of another grid is refused)."""
-    merged: list[dict | None] = [None] * len(points)
-    for chunk in chunks:
-        for i, rec in zip(chunk["indices"], chunk["records"], strict=True):
-            if not 0 <= i < len(points):
-                raise ValueError(f"CV chunk holds grid point {i}, the grid has {len(points)}")
-            if merged[i] is not None:
-                raise ValueError(f"grid point {i} appears in two CV chunks")
-            if rec["params"] != dict(points[i]):
-                raise ValueError(
-                    f"CV chunk record {i} has params {rec['params']}, the grid {dict(points[i])}"
-                )
-            merged[i] = rec
-    missing = [i for i, r in enumerate(merged) if r is None]
-    if missing:
-        raise ValueError(f"grid points {missing} are in no CV chunk")
-    return merged
-
-
 def _sub_bank(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     # fancy indexing leaves the kernel axis innermost in memory; every solver
     # pass over the flattened bank would then copy it (measured: 70% of a MEMO
@@ -138,7 +106,7 @@ def cross_validate_grid(
                 warnings.simplefilter("ignore")  # convergence status is recorded instead
                 est.fit(K_tr, y[tr])
             rec["fold_scores"].append(score(est, K_va, y[va], metric))
-            rec["fold_fits"].append(_fit_summary(est, time.perf_counter() - t0))
+            rec["fold_fits"].append(fit_summary(est, time.perf_counter() - t0))
     for rec in records:
         s = np.asarray(rec["fold_scores"], dtype=float)
         rec["mean_score"] = float(np.nanmean(s)) if np.isfinite(s).any() else None
@@ -153,9 +121,17 @@ def select_best(records: Sequence[Mapping]) -> int:
     return int(np.nanargmax(means))
 
 
-def _fit_summary(est: MKLClassifier, seconds: float) -> dict:
+def fit_summary(est: MKLClassifier, seconds: float) -> dict:
+    """What a fitted estimator reports about its solve, JSON-serialisable
+    (NaN, e.g. the gap of a method that computes none, as None)."""
+
     def plain(v):
-        return v.tolist() if isinstance(v, np.ndarray) else v
+        v = v.tolist() if isinstance(v, np.ndarray) else v
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        if isinstance(v, float) and not np.isfinite(v):
+            return None
+        return v
 
     return {
         "objective": plain(est.objective_),
@@ -165,57 +141,4 @@ def _fit_summary(est: MKLClassifier, seconds: float) -> dict:
         "spectral_ratio": plain(est.spectral_ratio_),
         "converged": bool(est.converged_),
         "seconds": seconds,
-    }
-
-
-def evaluate_split(
-    make: Callable[..., MKLClassifier],
-    bank: KernelBank,
-    folds: np.ndarray,
-    grid: Mapping[str, Sequence],
-    metric: str = "accuracy",
-    cv_chunks: Sequence[Mapping] | None = None,
-) -> dict:
-    """Model selection by inner CV on the training block, refit, test metrics.
-
-    ``cv_chunks``: the grid's cross-validation computed elsewhere, as chunks of
-    the grid run as separate jobs (joined by :func:`merge_chunks`); the
-    selection and the refit are then exactly those of computing it here.
-
-    Returns a JSON-serialisable record (the fit stage's output)."""
-    if bank.test is None or bank.y_test is None:
-        raise ValueError("the kernel bank has no test block or test labels")
-    K, y = bank.train, np.asarray(bank.y_train)
-    points = grid_points(grid)
-    if len(points) == 1:
-        records = [
-            {"params": dict(points[0]), "fold_scores": [], "fold_fits": [], "mean_score": None}
-        ]
-    elif cv_chunks is not None:
-        records = merge_chunks(points, cv_chunks)
-    else:
-        records = cross_validate_grid(make, K, y, folds, points, metric)
-    best = select_best(records) if len(points) > 1 else 0
-    t0 = time.perf_counter()
-    est = make(**records[best]["params"])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(K, y)
-    seconds = time.perf_counter() - t0
-    scores = est.decision_function(bank.test)
-    pred = est.labels_from_scores(scores)
-    weights = np.asarray(est.weights_)
-    return {
-        "grid": records,
-        "selected": best,
-        "selected_params": records[best]["params"],
-        "test": classification_metrics(bank.y_test, pred, scores, est.classes_),
-        "fit": _fit_summary(est, seconds),
-        "weights": weights.tolist(),
-        "kernel_labels": bank.labels(),
-        "classes": [c.item() if isinstance(c, np.generic) else c for c in est.classes_],
-        "warnings": sorted({str(w.message) for w in caught}),
-        "n_train": int(K.shape[1]),
-        "n_test": int(bank.test.shape[1]),
-        "n_kernels": int(K.shape[0]),
     }

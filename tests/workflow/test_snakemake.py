@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import MIRROR, REPO, needs_mirror
+from ..conftest import MIRROR, REPO, needs_mirror
 
 pytestmark = pytest.mark.workflow
 

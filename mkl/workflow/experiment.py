@@ -194,3 +194,25 @@ def check(exp: Mapping) -> None:
                     f"experiment {name!r}: figure {fig!r} names algorithm {alg!r}, "
                     "not one of its own"
                 )
+
+
+# the keys of a protocol that make the splits (feature scaling and the selection
+# metric come later: changing them must not redraw the splits)
+SPLIT_KEYS = ("repetitions", "train_fraction", "inner_folds", "seed", "balanced_classes")
+# the keys of an algorithm entry that make its fits (not its datasets list, sweep bookkeeping)
+FIT_KEYS = ("estimator", "params", "grid", "select", "exclude")
+
+
+def split_protocol(exp: Mapping, dataset: str) -> dict:
+    """The part of a dataset's protocol that its splits depend on."""
+    p = protocol(exp, dataset)
+    return {k: p[k] for k in SPLIT_KEYS if k in p}
+
+
+def fit_spec(exp: Mapping, name: str, dataset: str) -> dict:
+    """What a fit of algorithm entry ``name`` on ``dataset`` depends on: its
+    estimator (registry name), params, grid and kernel selection."""
+    entry = algorithm(exp, name, dataset)
+    spec = {k: entry[k] for k in FIT_KEYS if k in entry}
+    spec["estimator"] = entry.get("estimator", name)
+    return spec

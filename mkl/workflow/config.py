@@ -1,0 +1,103 @@
+"""Loading the workflow's configuration: ``config/config.yaml``, the dataset
+registry and the experiment files, each validated against its JSON schema
+(``workflow/schemas/*.schema.yaml``, defaults filled in) and cross-checked
+(an experiment's datasets are in the registry, its algorithms in the
+library's, its figures name its own datasets and algorithms).
+
+Any problem raises :class:`ConfigError` naming the file and what is wrong;
+the Snakefile turns it into a ``WorkflowError``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import experiment
+
+
+class ConfigError(ValueError):
+    """A configuration, registry or experiment file that cannot be used."""
+
+
+def read_yaml(path: str | os.PathLike):
+    import yaml
+
+    with open(path) as fh:
+        return yaml.safe_load(fh)
+
+
+def validate(data, schema: str | os.PathLike, what: str) -> None:
+    """Validate ``data`` against a JSON schema file (YAML), filling in its defaults."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate as snakemake_validate
+
+    try:
+        snakemake_validate(data, str(Path(schema).resolve()))
+    except WorkflowError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+
+
+def load_config(config: dict, schemas: str | os.PathLike) -> dict:
+    """The workflow configuration, validated; ``temporary_banks`` as a boolean
+    (``--config temporary_banks=true`` gives the string "true")."""
+    validate(config, Path(schemas) / "config.schema.yaml", "configuration")
+    config["temporary_banks"] = str(config.get("temporary_banks", False)).lower() == "true"
+    return config
+
+
+def load_registry(path: str | os.PathLike, schemas: str | os.PathLike) -> dict:
+    """The dataset registry, validated."""
+    registry = read_yaml(path) or {}
+    if not isinstance(registry, dict):
+        raise ConfigError(f"{path}: the dataset registry must map dataset names to entries")
+    validate(registry, Path(schemas) / "datasets.schema.yaml", str(path))
+    return registry
+
+
+def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | os.PathLike) -> dict:
+    """One experiment file: validated, cross-checked, its sweeps expanded
+    (``mkl.workflow.experiment.expand``)."""
+    from ..algorithms import ALGORITHMS
+
+    path = Path(path)
+    exp = read_yaml(path)
+    validate(exp, Path(schemas) / "experiment.schema.yaml", str(path))
+    if exp["name"] != path.stem:
+        raise ConfigError(f"{path}: name {exp['name']!r} differs from the file name")
+    for ds in exp["datasets"]:
+        if ds not in registry:
+            raise ConfigError(f"{path}: dataset {ds!r} is not in the dataset registry")
+    for fig, spec in exp.get("figures", {}).items():
+        if "dataset" in spec and spec["dataset"] not in registry:
+            raise ConfigError(
+                f"{path}: figure {fig!r} uses {spec['dataset']!r}, not in the dataset registry"
+            )
+    for alg, spec in exp["algorithms"].items():
+        if spec.get("estimator", alg) not in ALGORITHMS:
+            raise ConfigError(
+                f"{path}: algorithm {alg!r} is not in mkl's registry "
+                f"({', '.join(sorted(ALGORITHMS))})"
+            )
+    try:
+        exp = experiment.expand(exp)
+        experiment.check(exp)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return exp
+
+
+def load_experiments(
+    directory: str | os.PathLike, registry: Mapping, schemas: str | os.PathLike
+) -> dict[str, dict]:
+    """Every experiment file of ``directory``, by name."""
+    paths = sorted(Path(directory).glob("*.yaml"))
+    return {p.stem: load_experiment(p, registry, schemas) for p in paths}
+
+
+def check_targets(config: Mapping, experiments: Mapping, directory: str | os.PathLike) -> None:
+    """The experiments the configuration builds by default all have files."""
+    for name in config["experiments"]:
+        if name not in experiments:
+            raise ConfigError(f"experiment {name!r} has no file {Path(directory) / name}.yaml")

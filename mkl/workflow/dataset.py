@@ -1,0 +1,142 @@
+"""The normalise stage: raw files -> ``results/data/{dataset}.h5``.
+
+:func:`build_dataset` parses the files a download fetched (``mkl.workflow.parsers``),
+or calls a generator of ``mkl.synthetic``, maps the labels and applies the
+registry entry's preprocessing (``mkl.workflow.preprocessing``); :class:`Dataset`
+is the file it writes: features ``X`` (or similarity matrices ``S``), class
+codes ``y``, class names and provenance attributes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from .. import synthetic
+from .._io import atomic_path
+from .fetch import sha256_file
+from .parsers import PARSERS, SIMILARITY_PARSERS
+from .preprocessing import libsvm_gene_normalisation, map_labels
+
+
+@dataclass
+class Dataset:
+    """Features X (n, d) -- (n, 0) for a similarity dataset -- labels, class
+    names and provenance; ``S`` (m, n, n) holds precomputed similarity
+    matrices over the examples when the source provides them."""
+
+    X: np.ndarray
+    y: np.ndarray  # integer class codes 0..k-1
+    classes: list[str]
+    attrs: dict
+    S: np.ndarray | None = None
+    similarity_names: list[str] | None = None
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+            f.create_dataset("X", data=self.X)
+            if self.S is not None:
+                f.create_dataset("S", data=self.S)
+                names = self.similarity_names or [str(i) for i in range(len(self.S))]
+                f.create_dataset(
+                    "similarity_names",
+                    data=np.array(names, dtype=object),
+                    dtype=h5py.string_dtype(),
+                )
+            f.create_dataset("y", data=self.y)
+            f.create_dataset(
+                "classes", data=np.array(self.classes, dtype=object), dtype=h5py.string_dtype()
+            )
+            for k, v in self.attrs.items():
+                f.attrs[k] = v
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Dataset:
+        def strings(ds):
+            return [c.decode() if isinstance(c, bytes) else c for c in ds[()]]
+
+        with h5py.File(path, "r") as f:
+            return cls(
+                X=f["X"][()],
+                y=f["y"][()],
+                classes=strings(f["classes"]),
+                attrs=dict(f.attrs),
+                S=f["S"][()] if "S" in f else None,
+                similarity_names=strings(f["similarity_names"]) if "S" in f else None,
+            )
+
+
+def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Dataset:
+    """Parse the files fetched into ``raw_dir`` (see :func:`fetch`), map labels,
+    drop rows without a label mapping and, if asked, constant features."""
+    raw_dir = Path(raw_dir)
+    manifest = json.loads((raw_dir / "manifest.json").read_text())
+    fmt = manifest["format"]
+    S, sim_names = None, None
+    if fmt == "generated":
+        src = manifest["source"]
+        gen = synthetic.GENERATORS.get(src.get("generator"))
+        if gen is None:
+            raise ValueError(f"dataset {name!r}: unknown generator {src.get('generator')!r}")
+        X, y_raw = gen(**src.get("params", {}))
+        provenance = {
+            "source": f"generated:{src['generator']}",
+            "params": json.dumps(src.get("params", {})),
+        }
+    else:
+        if fmt not in PARSERS and fmt not in SIMILARITY_PARSERS:
+            known = sorted([*PARSERS, *SIMILARITY_PARSERS])
+            raise ValueError(f"dataset {name!r}: unknown format {fmt!r}; known: {known}")
+        paths = [raw_dir / f["name"] for f in manifest["files"]]
+        for f, p in zip(manifest["files"], paths, strict=True):
+            if sha256_file(p) != f["sha256"]:
+                raise ValueError(
+                    f"dataset {name!r}: {p} does not match its sha256; delete it to refetch"
+                )
+        if fmt in SIMILARITY_PARSERS:
+            S, y_raw, sim_names = SIMILARITY_PARSERS[fmt](paths, **manifest.get("options", {}))
+            X = np.empty((len(y_raw), 0))
+        else:
+            X, y_raw = PARSERS[fmt](paths, **manifest.get("options", {}))
+        provenance = {
+            "source": " ; ".join(str(f.get("url")) for f in manifest["files"]),
+            "sha256": " ".join(f["sha256"] for f in manifest["files"]),
+        }
+    y, classes = map_labels(y_raw, entry.get("labels"))
+    keep = y >= 0
+    X, y = X[keep], y[keep]
+    if S is not None:
+        S = S[:, keep][:, :, keep]
+    dropped = []
+    if entry.get("drop_features"):
+        dropped = [int(j) for j in entry["drop_features"]]
+    if entry.get("drop_constant"):
+        dropped += [int(j) for j in np.flatnonzero(np.ptp(X, axis=0) == 0) if j not in dropped]
+    if dropped:
+        X = np.delete(X, dropped, axis=1)
+    if entry.get("preprocess") == "libsvm_gene":
+        X = libsvm_gene_normalisation(X)
+    elif entry.get("preprocess") is not None:
+        raise ValueError(f"dataset {name!r}: unknown preprocess {entry['preprocess']!r}")
+    if not np.isfinite(X).all():
+        raise ValueError(f"dataset {name!r}: features contain NaN or inf after parsing")
+    counts = np.bincount(y, minlength=len(classes))
+    if (counts > 0).sum() < 2:
+        raise ValueError(f"dataset {name!r}: fewer than two classes after label mapping")
+    attrs = {
+        "dataset": name,
+        "format": fmt,
+        "parser_options": json.dumps(manifest.get("options", {})),
+        "dropped_features": json.dumps(dropped),
+        "class_counts": json.dumps(counts.tolist()),
+        **provenance,
+    }
+    if S is not None:
+        attrs["similarities"] = json.dumps(sim_names)
+    return Dataset(X=X, y=y, classes=list(classes), attrs=attrs, S=S, similarity_names=sim_names)

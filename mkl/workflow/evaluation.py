@@ -1,0 +1,175 @@
+"""What one fit job does for (experiment, dataset, algorithm, split): model
+selection by inner cross-validation on the split's training block (all of it
+here, or joined from CV-chunk jobs), refit, test metrics, one JSON record.
+
+Cross-validation of a grid can be cut into contiguous chunks run as separate
+jobs (:func:`grid_chunk`) and joined (:func:`merge_chunks`); the selection is
+then exactly that of computing it in one job.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..bank import KernelBank
+from ..base import MKLClassifier
+from ..model_selection import (
+    classification_metrics,
+    cross_validate_grid,
+    fit_summary,
+    grid_points,
+    select_best,
+)
+
+
+def grid_chunk(n_points: int, chunks: int, index: int) -> list[int]:
+    """Indices of the grid points in chunk ``index`` of ``chunks`` (contiguous,
+    sizes differing by at most one): the cross-validation of one (dataset,
+    algorithm, split) fanned out over several jobs."""
+    if not 1 <= chunks <= max(n_points, 1):
+        raise ValueError(f"cannot split {n_points} grid points into {chunks} chunks")
+    if not 0 <= index < chunks:
+        raise ValueError(f"chunk index {index} is not in [0, {chunks})")
+    return [int(i) for i in np.array_split(np.arange(n_points), chunks)[index]]
+
+
+def merge_chunks(points: Sequence[Mapping], chunks: Sequence[Mapping]) -> list[dict]:
+    """The CV records of every grid point, in grid order, from chunk results
+    ``{"indices": [...], "records": [...]}``; each point must appear exactly
+    once and with the grid's params (a stale chunk of another grid is refused)."""
+    merged: list[dict | None] = [None] * len(points)
+    for chunk in chunks:
+        for i, rec in zip(chunk["indices"], chunk["records"], strict=True):
+            if not 0 <= i < len(points):
+                raise ValueError(f"CV chunk holds grid point {i}, the grid has {len(points)}")
+            if merged[i] is not None:
+                raise ValueError(f"grid point {i} appears in two CV chunks")
+            if rec["params"] != dict(points[i]):
+                raise ValueError(
+                    f"CV chunk record {i} has params {rec['params']}, the grid {dict(points[i])}"
+                )
+            merged[i] = rec
+    missing = [i for i, r in enumerate(merged) if r is None]
+    if missing:
+        raise ValueError(f"grid points {missing} are in no CV chunk")
+    return merged
+
+
+def evaluate_split(
+    make: Callable[..., MKLClassifier],
+    bank: KernelBank,
+    folds: np.ndarray,
+    grid: Mapping[str, Sequence],
+    metric: str = "accuracy",
+    cv_chunks: Sequence[Mapping] | None = None,
+) -> dict:
+    """Model selection by inner CV on the training block, refit, test metrics.
+
+    ``cv_chunks``: the grid's cross-validation computed elsewhere, as chunks of
+    the grid run as separate jobs (joined by :func:`merge_chunks`); the
+    selection and the refit are then exactly those of computing it here.
+
+    Returns a JSON-serialisable record (the fit stage's output)."""
+    if bank.test is None or bank.y_test is None:
+        raise ValueError("the kernel bank has no test block or test labels")
+    K, y = bank.train, np.asarray(bank.y_train)
+    points = grid_points(grid)
+    if len(points) == 1:
+        records = [
+            {"params": dict(points[0]), "fold_scores": [], "fold_fits": [], "mean_score": None}
+        ]
+    elif cv_chunks is not None:
+        records = merge_chunks(points, cv_chunks)
+    else:
+        records = cross_validate_grid(make, K, y, folds, points, metric)
+    best = select_best(records) if len(points) > 1 else 0
+    t0 = time.perf_counter()
+    est = make(**records[best]["params"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(K, y)
+    seconds = time.perf_counter() - t0
+    scores = est.decision_function(bank.test)
+    pred = est.labels_from_scores(scores)
+    weights = np.asarray(est.weights_)
+    return {
+        "grid": records,
+        "selected": best,
+        "selected_params": records[best]["params"],
+        "test": classification_metrics(bank.y_test, pred, scores, est.classes_),
+        "fit": fit_summary(est, seconds),
+        "weights": weights.tolist(),
+        "kernel_labels": bank.labels(),
+        "classes": [c.item() if isinstance(c, np.generic) else c for c in est.classes_],
+        "warnings": sorted({str(w.message) for w in caught}),
+        "n_train": int(K.shape[1]),
+        "n_test": int(bank.test.shape[1]),
+        "n_kernels": int(K.shape[0]),
+    }
+
+
+def algorithm_bank(bank: KernelBank, entry: Mapping) -> KernelBank:
+    """The kernels an experiment's algorithm entry uses: its ``select`` /
+    ``exclude`` criteria applied to the bank (the bank itself if it has none)."""
+    if "select" in entry or "exclude" in entry:
+        return bank.select(include=entry.get("select"), exclude=entry.get("exclude"))
+    return bank
+
+
+def estimator_factory(entry: Mapping, name: str) -> Callable[..., MKLClassifier]:
+    """A function of a grid point's params giving the entry's unfitted estimator
+    (its registry name and fixed ``params``, the grid point on top)."""
+    from functools import partial
+
+    from .. import make_estimator
+    from .experiment import estimator
+
+    registry_name, params = estimator(entry, name)
+    return partial(make_estimator, registry_name, **params)
+
+
+# errors of fitting on these data (bad parameters for them, a numerical
+# failure), not of the workflow: recorded as a failed fit instead of stopping
+FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError)
+
+
+def split_record(
+    bank_path,
+    splits_path,
+    split: int,
+    entry: Mapping,
+    name: str,
+    metric: str = "accuracy",
+    cv_chunk_paths: Sequence = (),
+    log=None,
+) -> dict:
+    """The fit record of one split (the fit job's work): the algorithm entry's
+    kernels of the split's bank, model selection over its grid by inner CV on
+    the split's folds (or joined from the CV-chunk files), refit, test; or
+    ``status: failed`` with the error when the fit fails on these data."""
+    import json
+
+    from .splits import load_split
+
+    bank = algorithm_bank(KernelBank.load(bank_path), entry)
+    folds = load_split(splits_path, split).folds
+    cv_chunks = None
+    if cv_chunk_paths:  # the grid's cross-validation ran as separate jobs
+        cv_chunks = []
+        for path in cv_chunk_paths:
+            with open(path) as fh:
+                cv_chunks.append(json.load(fh))
+    try:
+        return evaluate_split(
+            estimator_factory(entry, name), bank, folds, entry.get("grid", {}), metric, cv_chunks
+        )
+    except FIT_ERRORS as exc:
+        # the estimator refused or failed on these data: a record saying so, so that
+        # the other jobs and the tables go on and the table marks this cell "failed"
+        if log is not None:
+            log.exception("fit of split %d failed", split)
+        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}

@@ -1,0 +1,257 @@
+"""Figures: test accuracy per dataset, kernel weights, and curves of a metric
+against a swept parameter, a number attached to each dataset or the problem
+size (timing). Each is written as PNG and PDF, atomically; matplotlib is
+imported by the functions that draw."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._io import atomic_path
+
+
+def plot_metric(
+    summary: pd.DataFrame, path_png, path_pdf, metric: str = "accuracy", title: str = ""
+):
+    """Grouped bars: one group per dataset, one bar per algorithm, error bars = std over splits."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = list(summary["dataset"].unique())
+    algorithms = list(summary["algorithm"].unique())
+    if not datasets:  # nothing was available: a figure that says so
+        _save_notice(f"{title}: no dataset available", path_png, path_pdf)
+        return
+    width = 0.8 / max(len(algorithms), 1)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
+    x = np.arange(len(datasets))
+    for i, alg in enumerate(algorithms):
+        sub = summary[summary["algorithm"] == alg].set_index("dataset").reindex(datasets)
+        ax.bar(
+            x + (i - (len(algorithms) - 1) / 2) * width,
+            sub[f"{metric}_mean"],
+            width,
+            yerr=sub[f"{metric}_std"].fillna(0),
+            label=alg,
+            capsize=2,
+        )
+    ax.set_xticks(x, datasets)
+    ax.set_ylabel(f"test {metric}")
+    lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
+    ax.set_ylim(max(0.0, lo - 0.05), 1.0)
+    ax.legend(
+        fontsize="small",
+        ncol=min(len(algorithms), 4),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.1),
+        frameon=False,
+    )
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+def plot_weights(
+    series: Mapping[str, Sequence[float]],
+    kernel_labels: Sequence[str],
+    path_png,
+    path_pdf,
+    title: str = "",
+) -> None:
+    """Kernel weights, one line per series (algorithm or hyperparameter value),
+    kernels in the bank's order on the x axis (the papers' weight figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    M = len(kernel_labels)
+    fig, ax = plt.subplots(figsize=(min(14.0, 4 + 0.25 * M) if M <= 30 else 14.0, 4.4))
+    x = np.arange(1, M + 1)
+    for name, w in series.items():
+        if len(w) != M:
+            raise ValueError(f"series {name!r} has {len(w)} weights for {M} kernels")
+        ax.plot(x, w, marker="o", markersize=3, linewidth=1, label=name)
+    if M <= 30:
+        short = [
+            lab.replace("homogeneous_polynomial", "hpk").replace("@all", "")
+            for lab in kernel_labels
+        ]
+        ax.set_xticks(x, short, rotation=90, fontsize="small")
+    else:
+        ax.set_xlabel("kernel (bank order)")
+    ax.set_ylabel("weight")
+    ax.legend(
+        fontsize="small",
+        ncol=min(len(series), 5),
+        frameon=False,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+    )
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+METRIC_LABELS = {
+    "accuracy": "test accuracy",
+    "f1": "test F1",
+    "mcc": "test MCC",
+    "auc": "test AUC",
+    "n_selected": "kernels selected",
+    "seconds": "fit time (s)",
+    "spectral_ratio": "spectral ratio",
+    "in_F": "fit time in units of F",
+}
+
+
+CURVE_COLUMNS = ["metric", "line", "x", "mean", "std", "n"]
+
+
+def _curve_point(metric: str, line, x: float, values, standard_error: bool = False) -> dict:
+    """One point of a curve: the mean of ``values`` and, as ``std``, their
+    standard deviation (or the standard error of the mean)."""
+    v = np.asarray(values, dtype=float)
+    spread = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+    if standard_error:
+        spread /= np.sqrt(len(v))
+    return {
+        "metric": metric,
+        "line": line,
+        "x": float(x),
+        "mean": float(v.mean()),
+        "std": spread,
+        "n": int(len(v)),
+    }
+
+
+def curves(
+    fits: pd.DataFrame, points: Sequence[tuple[str, float, str, str]], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """Mean and std over splits of each metric at each point (line, x, dataset,
+    algorithm); points without fits (an unavailable dataset) are left out, as
+    are failed fits' missing values."""
+    rows = []
+    for metric in metrics:
+        for line, x, ds, alg in points:
+            mask = (fits["dataset"] == ds) & (fits["algorithm"] == alg)
+            vals = pd.to_numeric(fits.loc[mask, metric], errors="coerce").dropna()
+            if not vals.empty:
+                rows.append(_curve_point(metric, line, x, vals))
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def timing_curves(records: Sequence[Mapping], vary: str) -> pd.DataFrame:
+    """Fit time (seconds, and in units of the floor F timed beside it) against
+    ``vary`` (n or kernels), one line per series; error bars are standard
+    errors over repetitions, as in Kloft et al. (2009), Figure 1."""
+    df = pd.DataFrame(records)
+    df["in_F"] = df["seconds"] / df["floor_seconds"]
+    rows = [
+        _curve_point(metric, label, x, g[metric], standard_error=True)
+        for (label, x), g in df.groupby(["series", vary], sort=False)
+        for metric in ("seconds", "in_F")
+    ]
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def sweep_curves(
+    fits: pd.DataFrame,
+    members: Sequence[tuple[str, float]],
+    datasets: Sequence[str],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """A metric against a swept parameter (e.g. GMKL's v): one line per dataset,
+    one point per (algorithm name, value) in ``members``."""
+    points = [(ds, value, ds, alg) for ds in datasets for alg, value in members]
+    return curves(fits, points, metrics)
+
+
+def dataset_curves(
+    fits: pd.DataFrame,
+    x_of_dataset: Mapping[str, float],
+    algorithms: Sequence[str],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """A metric against a number attached to each dataset (e.g. the ratio of
+    relevant features of the SMKL toys): one line per algorithm."""
+    points = [(alg, x, ds, alg) for alg in algorithms for ds, x in x_of_dataset.items()]
+    return curves(fits, points, metrics)
+
+
+def plot_curves(
+    curves: pd.DataFrame,
+    path_png,
+    path_pdf,
+    x_label: str,
+    title: str = "",
+    log_x: bool = False,
+    log_y_metrics: Sequence[str] = ("seconds",),
+) -> None:
+    """One panel per metric, one line per ``line`` value, error bars = std
+    (the papers' accuracy-versus-parameter and time-versus-size figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(curves["metric"]))
+    if not metrics:
+        _save_notice(f"{title}: no data available", path_png, path_pdf)
+        return
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        sub = curves[curves["metric"] == metric]
+        for line, pts in sub.groupby("line", sort=False):
+            pts = pts.sort_values("x")
+            ax.errorbar(
+                pts["x"],
+                pts["mean"],
+                yerr=pts["std"],
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=1,
+                label=str(line),
+            )
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        if log_x:
+            ax.set_xscale("log")
+        if metric in log_y_metrics:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize="small", frameon=False, loc="best")
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+def _save_notice(text: str, path_png, path_pdf) -> None:
+    """A small figure that only says why there is nothing to plot."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 1.5))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    _save_figure(fig, path_png, path_pdf)
+
+
+def _save_figure(fig, path_png, path_pdf) -> None:
+    """Write a figure as PNG and PDF, each atomically, and release it."""
+    import matplotlib.pyplot as plt
+
+    for path in (path_png, path_pdf):
+        ext = os.path.splitext(os.fspath(path))[1].lstrip(".")
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=120)
+    plt.close(fig)

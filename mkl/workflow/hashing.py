@@ -1,0 +1,162 @@
+"""Source hashes: what makes Snakemake rerun a stage when the library code it
+runs changes, and only then.
+
+Snakemake reruns a job when its params change (``--rerun-triggers params``,
+on by default) and tracks a rule's own script, but not the modules that
+script imports. Each rule therefore takes, as a param, the hash of the source
+files it can execute: the *import closure* of its entry modules within the
+``mkl`` package, read from the files' import statements (module level and
+inside functions). A package's ``__init__.py`` is hashed as text but its own
+imports are not followed: ``mkl/algorithms/__init__.py`` imports every
+algorithm family for the registry, and a fit of one family runs only its own.
+
+    >>> from mkl.workflow.hashing import closure
+    >>> "mkl.algorithms.smkl" in closure(["mkl.algorithms.baselines"])
+    False
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+import mkl
+
+ROOT = Path(mkl.__file__).resolve().parent  # the mkl package directory
+PACKAGE = "mkl"
+
+
+def module_path(name: str, root: Path = ROOT) -> Path:
+    """The source file of module ``name`` (``mkl.x.y``) under ``root``."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        raise ValueError(f"{name!r} is not a module of the {PACKAGE} package")
+    base = root.joinpath(*parts[1:])
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    path = base.with_suffix(".py")
+    if not path.is_file():
+        raise ValueError(f"no module {name!r} (looked for {path})")
+    return path
+
+
+def _is_package(name: str, root: Path) -> bool:
+    return module_path(name, root).name == "__init__.py"
+
+
+def _exists(name: str, root: Path) -> bool:
+    try:
+        module_path(name, root)
+    except ValueError:
+        return False
+    return True
+
+
+def _import_nodes(tree: ast.AST):
+    """The import statements of a module, anywhere but under ``if TYPE_CHECKING:``
+    (imports for type annotations only, never run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                yield from _import_nodes_of(child)
+            continue
+        yield from _import_nodes_of(node)
+
+
+def _import_nodes_of(node: ast.AST):
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+    else:
+        yield from _import_nodes(node)
+
+
+@functools.cache
+def _direct_imports(name: str, root: Path, source: str) -> frozenset[str]:
+    """The modules of the package that ``name`` imports (``source`` is its text)."""
+    package = name if _is_package(name, root) else name.rpartition(".")[0]
+    found = set()
+    for node in _import_nodes(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            # `from .x import y` may import module x.y or name y of module x
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] != PACKAGE:
+                continue
+            # importing a.b.c runs a/__init__, a/b/__init__ and a/b/c
+            parts = target.split(".")
+            for k in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:k])
+                if _exists(prefix, root):
+                    found.add(prefix)
+    found.discard(name)
+    return frozenset(found)
+
+
+def closure(entries: Iterable[str], root: Path = ROOT) -> set[str]:
+    """The modules of the package that ``entries`` run: the entries, what they
+    import, and so on (the imports of package ``__init__`` files not followed)."""
+    seen: set[str] = set()
+    todo = list(entries)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")  # importing a.b.c first runs a/__init__ and a/b/__init__
+        todo.extend(".".join(parts[:k]) for k in range(1, len(parts)))
+        if _is_package(name, root):
+            continue  # hashed as text, its imports not followed
+        source = module_path(name, root).read_text()
+        todo.extend(_direct_imports(name, root, source) - seen)
+    return seen
+
+
+def source_hash(entries: Iterable[str], root: Path = ROOT) -> str:
+    """sha256 (16 hex digits) over the sources of the import closure of ``entries``."""
+    h = hashlib.sha256()
+    for name in sorted(closure(entries, root)):
+        path = module_path(name, root)
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def estimator_module(registry_name: str) -> str:
+    """The module that defines the estimator of a registry name."""
+    from mkl.algorithms import ALGORITHMS
+
+    try:
+        return ALGORITHMS[registry_name].__module__
+    except KeyError:
+        raise ValueError(f"unknown algorithm {registry_name!r}") from None
+
+
+# the entry modules of each stage (their scripts are tracked by Snakemake itself)
+NORMALISE = ("mkl.workflow.dataset",)
+SPLIT = ("mkl.workflow.splits",)
+KERNELS = ("mkl.workflow.banks",)
+FIT = ("mkl.workflow.evaluation", "mkl.algorithms")  # plus the estimator's module
+TABLES = ("mkl.workflow.tables",)
+FIGURES = ("mkl.workflow.figures",)
+TIMING = ("mkl.workflow.timing", "mkl.algorithms")
+
+
+def fit_hash(*registry_names: str, extra: Iterable[str] = FIT, root: Path = ROOT) -> str:
+    """The hash of what fitting the named estimators runs (the fit stage, a
+    weights figure, a timing point): ``extra`` and each estimator's module."""
+    return source_hash([*extra, *(estimator_module(n) for n in registry_names)], root)

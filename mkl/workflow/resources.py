@@ -1,0 +1,76 @@
+"""Memory and run-time estimates of the workflow's jobs, for cluster schedulers
+(``resources: mem_mb, runtime`` of each rule), from the sizes of their inputs.
+Each grows with the ``attempt`` (1, 2, 3): a job killed for lack of memory or
+time is retried with more.
+
+Snakemake evaluates these functions when it builds the DAG, before the inputs
+of most jobs exist (a dry run, or a job whose inputs another job of the same
+run produces), and again, with every input present, just before it submits
+the job. Where an input is missing they therefore return a planning estimate
+(``BASE_MEM_MB`` for memory, the per-split allowance for run time); the job
+itself is sized from its real inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from ..kernels import expand_bank_spec
+
+BASE_MEM_MB = 600  # Python, numpy, the libraries
+MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it
+FIT_MINUTES_PER_SPLIT = 20  # generous: MKL solvers differ by orders of magnitude
+
+
+def bank_mb(
+    spec: Mapping, data_path: str | os.PathLike, splits_path: str | os.PathLike, split: int
+) -> float | None:
+    """The size in MB of the bank a kernels job writes: kernels x n_train x
+    (n_train + n_test) x item size (plus the eigendecompositions if asked),
+    from the headers of the data and split files; None if either is missing."""
+    import h5py
+
+    if not (os.path.exists(data_path) and os.path.exists(splits_path)):
+        return None
+    with h5py.File(data_path, "r") as f:
+        n_features = f["X"].shape[1]
+        n_similarities = f["S"].shape[0] if "S" in f else 0
+    with h5py.File(splits_path, "r") as f:
+        n_train, n_test = len(f[f"{split}/train"]), len(f[f"{split}/test"])
+    if "similarity" in spec:
+        m = max(n_similarities, 1)
+    else:
+        singles = range(min(spec.get("feature_limit", n_features), n_features))
+        m = len(expand_bank_spec(spec, n_features, single_features=singles))
+    itemsize = 4 if spec.get("dtype") == "float32" else 8
+    eig = 2 * m * n_train * n_train * 8 if spec.get("eigendecompose") else 0
+    return (m * n_train * (n_train + n_test) * itemsize + eig) / 2**20
+
+
+def kernels_mem_mb(spec: Mapping, data_path, splits_path, split: int, attempt: int) -> int:
+    """A kernels job: the bank it computes, held in memory with its pieces."""
+    size = bank_mb(spec, data_path, splits_path, split)
+    return int(
+        BASE_MEM_MB * attempt if size is None else BASE_MEM_MB + MEMORY_FACTOR * size * attempt
+    )
+
+
+def fit_mem_mb(bank_paths: Sequence[str | os.PathLike], attempt: int) -> int:
+    """A fit or CV-chunk job: one bank in memory (a batch loads its splits'
+    banks in turn) plus the inner-CV fold blocks sliced from it."""
+    sizes = [os.path.getsize(b) for b in bank_paths if os.path.exists(b)]
+    if not sizes:
+        return BASE_MEM_MB * attempt
+    return int(BASE_MEM_MB + MEMORY_FACTOR * max(sizes) / 2**20 * attempt)
+
+
+def fit_runtime(n_splits: int, input_mb: float, attempt: int) -> int:
+    """Minutes for a fit job of ``n_splits`` splits reading ``input_mb`` MB."""
+    return int((FIT_MINUTES_PER_SPLIT * n_splits + input_mb / 5) * attempt)
+
+
+def timing_mem_mb(figure: Mapping, value: int, attempt: int) -> int:
+    """A timing point: its Gaussian bank (M x n x n float64) and the combined kernels."""
+    n, m = (value, figure["kernels"]) if figure["vary"] == "n" else (figure["n"], value)
+    return int(BASE_MEM_MB + 3 * m * n * n * 8 / 2**20 * attempt)

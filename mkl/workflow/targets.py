@@ -1,0 +1,108 @@
+"""The files a run builds, as plain functions of the experiments and the
+configuration: the rules' input functions (``workflow/rules/common.smk``) bind
+these to the loaded experiments and add the damaged-file check.
+
+Paths (docs/design.md, data flow)::
+
+    results/fits/{experiment}/{dataset}/{algorithm}/{split}.json           one split per job
+    results/fits/{experiment}/{dataset}/{algorithm}/splits_{a}-{b}.json    splits a..b per job
+    results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json     a chunk of a grid's CV
+    results/kernels/{experiment}/{dataset}/{split}.h5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from ..model_selection import grid_points
+from .experiment import algorithm as algorithm_entry
+from .experiment import fit_batches, fit_jobs
+
+
+def splits_per_job(exp: Mapping, config: Mapping) -> int:
+    """How many splits of one (dataset, algorithm) a fit job does: config
+    ``splits_per_job``, else the experiment's ``execution.splits_per_job``, else 1."""
+    return int(config.get("splits_per_job", exp.get("execution", {}).get("splits_per_job", 1)))
+
+
+def fit_files(exp: Mapping, available: Sequence[str], per_job: int) -> list[str]:
+    """The fit records of the experiment's ``available`` datasets: one file per
+    split, or with ``per_job`` = b > 1 one file per b consecutive splits."""
+    name = exp["name"]
+    if per_job == 1:
+        return [
+            f"results/fits/{name}/{ds}/{alg}/{split}.json"
+            for ds, alg, split in fit_jobs(exp, available)
+        ]
+    return [
+        f"results/fits/{name}/{ds}/{alg}/splits_{first}-{last}.json"
+        for ds, alg, first, last in fit_batches(exp, available, per_job)
+    ]
+
+
+def job_splits(wildcards) -> list[int]:
+    """The splits a fit job works on: its ``split``, or its batch ``first``..``last``."""
+    if hasattr(wildcards, "split"):
+        return [int(wildcards.split)]
+    return list(range(int(wildcards.first), int(wildcards.last) + 1))
+
+
+def bank_files(wildcards) -> list[str]:
+    """The kernel banks of a fit job's splits."""
+    return [
+        f"results/kernels/{wildcards.experiment}/{wildcards.dataset}/{split}.h5"
+        for split in job_splits(wildcards)
+    ]
+
+
+def grid_chunks(exp: Mapping, config: Mapping, algorithm: str, dataset: str) -> int:
+    """How many CV jobs the fit of (dataset, algorithm) is cut into: config
+    ``grid_chunks``, else the experiment's ``execution.grid_chunks``, else 1;
+    at most one per grid point, and 1 when there is no grid to cross-validate."""
+    wanted = config.get("grid_chunks", exp.get("execution", {}).get("grid_chunks", 1))
+    entry = algorithm_entry(exp, algorithm, dataset)
+    points = len(grid_points(entry.get("grid", {})))
+    return 1 if points < 2 else min(int(wanted), points)
+
+
+def cv_chunk_files(wildcards, chunks: int) -> list[str]:
+    """The CV chunks a fit job joins: ``chunks`` per split, split by split."""
+    if chunks == 1:
+        return []
+    w = wildcards
+    return [
+        f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{split}/{i}.json"
+        for split in job_splits(w)
+        for i in range(chunks)
+    ]
+
+
+def figures_of_kind(experiments: Iterable[Mapping], *kinds: str) -> str:
+    """A wildcard constraint matching exactly the figure names of these kinds,
+    over all experiments (each figure rule builds its own kind)."""
+    names = sorted(
+        {
+            fig
+            for exp in experiments
+            for fig, spec in exp.get("figures", {}).items()
+            if spec.get("kind", "weights") in kinds
+        }
+    )
+    return "|".join(names) if names else "(?!)"
+
+
+def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable[str]) -> list[str]:
+    """What building an experiment means: its tables, its accuracy figure and
+    every figure of its ``figures`` section."""
+    if isinstance(names, str):
+        names = [names]
+    return [
+        path
+        for e in names
+        for path in (
+            f"results/tables/{e}/results.md",
+            f"results/tables/{e}/paper.md",
+            f"results/figures/{e}/accuracy.png",
+            *(f"results/figures/{e}/{f}.png" for f in experiments[e].get("figures", {})),
+        )
+    ]

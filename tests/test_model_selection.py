@@ -1,0 +1,68 @@
+"""Model selection on precomputed kernels: grids, metrics, inner cross-validation."""
+
+import functools
+
+import numpy as np
+import pytest
+
+import mkl
+from mkl.model_selection import (
+    classification_metrics,
+    cross_validate_grid,
+    grid_points,
+    select_best,
+)
+
+from .conftest import random_problem
+
+
+def test_grid_points_order():
+    pts = grid_points({"C": [1, 10], "cv": [2, 3]})
+    assert pts == [{"C": 1, "cv": 2}, {"C": 1, "cv": 3}, {"C": 10, "cv": 2}, {"C": 10, "cv": 3}]
+    assert grid_points({}) == [{}]
+    with pytest.raises(ValueError, match="must be a list"):
+        grid_points({"C": 1})
+    with pytest.raises(ValueError, match="is empty"):
+        grid_points({"C": []})
+
+
+def test_metrics_binary_and_multiclass():
+    m = classification_metrics([0, 0, 1, 1], [0, 1, 1, 1], np.array([-2, 0.5, 1, 3]), [0, 1])
+    assert m["accuracy"] == 0.75 and m["f1"] == pytest.approx(0.8) and m["auc"] == 1.0
+    assert m["mcc"] == pytest.approx(1 / np.sqrt(3))
+    y = np.array([0, 1, 2, 0, 1, 2])
+    s = np.eye(3)[y] + 0.1
+    mc = classification_metrics(y, y, s, [0, 1, 2])
+    assert mc["accuracy"] == 1 and mc["f1"] == 1 and mc["auc"] == 1 and mc["mcc"] == 1
+
+
+def test_select_best_ties_go_to_the_first():
+    recs = [{"mean_score": 0.8}, {"mean_score": 0.9}, {"mean_score": 0.9}, {"mean_score": None}]
+    assert select_best(recs) == 1
+    with pytest.raises(ValueError, match="no grid point"):
+        select_best([{"mean_score": None}])
+
+
+def test_cross_validation_records_every_point_and_fold(rng):
+    _, y, K = random_problem(rng, n=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_estimator, "uniform")
+    recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [0.1, 1, 10]}))
+    assert len(recs) == 3
+    for r in recs:
+        assert len(r["fold_scores"]) == 3 and len(r["fold_fits"]) == 3
+        assert 0 <= r["mean_score"] <= 1
+        assert r["mean_score"] == pytest.approx(np.mean(r["fold_scores"]))
+
+
+def test_cross_validation_matches_a_manual_loop(rng):
+    _, y, K = random_problem(rng, n=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_estimator, "uniform")
+    (rec,) = cross_validate_grid(make, K, y, folds, [{"C": 1.0}])
+    manual = []
+    for f in range(3):
+        tr, va = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        est = make(C=1.0).fit(K[:, tr][:, :, tr], y[tr])
+        manual.append(np.mean(est.predict(K[:, va][:, :, tr]) == y[va]))
+    assert rec["fold_scores"] == pytest.approx(manual)

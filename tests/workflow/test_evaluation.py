@@ -1,0 +1,62 @@
+"""A fit job's work: model selection, refit and test on one split's bank; CV chunks."""
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+import mkl
+from mkl.bank import KernelBank
+from mkl.kernels import KernelSpec
+from mkl.model_selection import cross_validate_grid, grid_points
+from mkl.workflow.evaluation import evaluate_split, grid_chunk, merge_chunks
+
+from ..conftest import random_problem
+
+
+def test_evaluate_split_record_is_complete_and_json(rng):
+    X, y, K = random_problem(rng, n=60)
+    tr, te = np.arange(40), np.arange(40, 60)
+    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
+    bank = KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
+    make = functools.partial(mkl.make_estimator, "uniform")
+    rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.1, 10]})
+    json.dumps(rec, allow_nan=False)
+    assert rec["selected_params"] in ({"C": 0.1}, {"C": 10})
+    assert set(rec["test"]) == {"accuracy", "f1", "mcc", "auc"}
+    assert 0 <= rec["test"]["accuracy"] <= 1
+    assert len(rec["weights"]) == 4 and rec["n_kernels"] == 4
+    assert len(rec["grid"]) == 2 and rec["kernel_labels"][0] == "gaussian(1)@all"
+
+
+def test_grid_chunks_cover_the_grid_once_and_merge_back(rng):
+
+    assert [grid_chunk(7, 3, i) for i in range(3)] == [[0, 1, 2], [3, 4], [5, 6]]
+    assert grid_chunk(4, 4, 3) == [3]
+    with pytest.raises(ValueError, match="cannot split 2 grid points into 3"):
+        grid_chunk(2, 3, 0)
+    with pytest.raises(ValueError, match="chunk index 3"):
+        grid_chunk(5, 3, 3)
+    _, y, K = random_problem(rng)
+    folds = np.arange(len(y)) % 3
+    points = grid_points({"C": [0.1, 1.0, 10.0], "tol": [0.01, 0.1]})
+    make = functools.partial(mkl.make_estimator, "uniform")
+    whole = cross_validate_grid(make, K, y, folds, points)
+    chunks = []
+    for i in range(4):
+        idx = grid_chunk(len(points), 4, i)
+        recs = cross_validate_grid(make, K, y, folds, [points[j] for j in idx])
+        chunks.append({"indices": idx, "records": recs})
+    merged = merge_chunks(points, chunks[::-1])  # any order of chunks
+    strip = lambda recs: [(r["params"], r["fold_scores"], r["mean_score"]) for r in recs]  # noqa: E731
+    assert strip(merged) == strip(whole)
+    with pytest.raises(ValueError, match=r"grid points \[0, 1\] are in no CV chunk"):
+        merge_chunks(points, chunks[1:])
+    with pytest.raises(ValueError, match="appears in two CV chunks"):
+        merge_chunks(points, chunks + chunks[:1])
+    stale = [{"indices": [0], "records": [dict(whole[0], params={"C": 99})]}]
+    with pytest.raises(ValueError, match="has params"):
+        merge_chunks(points, stale + chunks[1:])
