@@ -17,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .bank import KernelBank
+from .exceptions import InputError
 
 if TYPE_CHECKING:
     from .algorithms import ALGORITHMS
@@ -51,13 +52,13 @@ def make_estimator(name: str, **params) -> MKLClassifier:
     try:
         cls = ALGORITHMS[name]
     except KeyError:
-        raise ValueError(
+        raise InputError(
             f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}"
         ) from None
     est = cls()
     unknown = set(params) - set(est.get_params())
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"algorithm {name!r} has no parameter(s) {sorted(unknown)}; "
             f"it takes {sorted(est.get_params())}"
         )

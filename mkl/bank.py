@@ -26,6 +26,7 @@ import h5py
 import numpy as np
 
 from ._io import CorruptFile, atomic_path, crc32
+from .exceptions import InputError
 from .kernels import KernelSpec
 from .similarity import Spectra, remember, spectra
 
@@ -54,22 +55,22 @@ class KernelBank:
     def __post_init__(self):
         M, n, n2 = _shape3(self.train, "train")
         if n != n2:
-            raise ValueError(f"training block must be (M, n, n), got {self.train.shape}")
+            raise InputError(f"training block must be (M, n, n), got {self.train.shape}")
         if len(self.specs) != M:
-            raise ValueError(f"{len(self.specs)} kernel specs for {M} kernels")
+            raise InputError(f"{len(self.specs)} kernel specs for {M} kernels")
         if len(self.y_train) != n:
-            raise ValueError(f"y_train has {len(self.y_train)} labels for {n} training points")
+            raise InputError(f"y_train has {len(self.y_train)} labels for {n} training points")
         if self.test is not None:
             Mt, nt, ntr = _shape3(self.test, "test")
             if Mt != M or ntr != n:
-                raise ValueError(f"test block must be ({M}, n_test, {n}), got {self.test.shape}")
+                raise InputError(f"test block must be ({M}, n_test, {n}), got {self.test.shape}")
             if self.y_test is not None and len(self.y_test) != nt:
-                raise ValueError(f"y_test has {len(self.y_test)} labels for {nt} test points")
+                raise InputError(f"y_test has {len(self.y_test)} labels for {nt} test points")
         if self.factors is None:
             self.factors = np.ones(M)
         if self.eigenvalues is not None:
             if self.eigenvalues.shape != (M, n) or self.eigenvectors.shape != (M, n, n):
-                raise ValueError("stored eigendecompositions do not match the training block")
+                raise InputError("stored eigendecompositions do not match the training block")
             # every algorithm fitted on this block finds them (mkl.similarity.spectra)
             remember(self.train, Spectra(self.eigenvalues, self.eigenvectors))
 
@@ -96,7 +97,7 @@ class KernelBank:
         ``find(family="linear", feature=-1)``."""
         unknown = set(criteria) - set(KernelSpec.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown kernel spec field(s) {sorted(unknown)}")
+            raise InputError(f"unknown kernel spec field(s) {sorted(unknown)}")
         idx = [
             m
             for m, s in enumerate(self.specs)
@@ -123,7 +124,7 @@ class KernelBank:
             indices = np.flatnonzero(keep)
         indices = np.asarray(indices, dtype=int)
         if indices.size == 0:
-            raise ValueError(f"no kernel in the bank matches include={include} exclude={exclude}")
+            raise InputError(f"no kernel in the bank matches include={include} exclude={exclude}")
         return KernelBank(
             train=self.train[indices],
             test=None if self.test is None else self.test[indices],
@@ -143,7 +144,7 @@ class KernelBank:
         """Write atomically; ``dtype=np.float32`` halves the file."""
         dtype = np.dtype(dtype or self.train.dtype)
         if dtype not in (np.float32, np.float64):
-            raise ValueError(f"bank dtype must be float32 or float64, got {dtype}")
+            raise InputError(f"bank dtype must be float32 or float64, got {dtype}")
         with atomic_path(path) as tmp:
             with h5py.File(tmp, "w") as f:
                 checksums = {}
@@ -176,10 +177,10 @@ class KernelBank:
         try:
             f = h5py.File(path, "r")
         except OSError as exc:
-            raise ValueError(f"cannot read kernel bank {path!r}: {exc}") from exc
+            raise InputError(f"cannot read kernel bank {path!r}: {exc}") from exc
         with f:
             if "train" not in f or "specs" not in f:
-                raise ValueError(f"{path!r} is not a kernel bank (no 'train'/'specs' datasets)")
+                raise InputError(f"{path!r} is not a kernel bank (no 'train'/'specs' datasets)")
             blocks = {
                 name: (_memmap(path, f[name]) if mmap else f[name][()])
                 for name in ("train", "test")
@@ -209,7 +210,7 @@ class KernelBank:
 
 def _shape3(a, name) -> tuple[int, int, int]:
     if getattr(a, "ndim", None) != 3:
-        raise ValueError(f"{name} block must be 3-D, got shape {getattr(a, 'shape', None)}")
+        raise InputError(f"{name} block must be 3-D, got shape {getattr(a, 'shape', None)}")
     return a.shape
 
 

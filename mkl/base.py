@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .bank import KernelBank
-from .kernels import combine
+from .exceptions import InputError
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6
@@ -51,16 +51,16 @@ def as_kernel_array(K, name: str = "K") -> np.ndarray:
     if not isinstance(K, np.ndarray):
         K = np.asarray(K)
     if K.ndim != 3:
-        raise ValueError(
+        raise InputError(
             f"{name} must have shape (n_kernels, n_samples, n_samples), got shape {K.shape}"
             + ("; wrap a single kernel as K[None]" if K.ndim == 2 else "")
         )
     if K.dtype not in (np.float32, np.float64):
         if not np.issubdtype(K.dtype, np.number) or np.iscomplexobj(K):
-            raise ValueError(f"{name} must be real-valued, got dtype {K.dtype}")
+            raise InputError(f"{name} must be real-valued, got dtype {K.dtype}")
         K = K.astype(np.float64)
     if K.shape[0] == 0 or K.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {K.shape})")
+        raise InputError(f"{name} is empty (shape {K.shape})")
     # solvers pass over the flattened bank every iteration: a strided view
     # would be copied each time, so it is copied once here instead
     return np.ascontiguousarray(K)
@@ -84,23 +84,54 @@ def max_asymmetry(K: np.ndarray, block: int = 64) -> float:
     return worst
 
 
-def check_training_kernels(K: np.ndarray) -> np.ndarray:
+# fixed weights of the second combination formed in the validation pass (a
+# seeded draw, so that the checks do not depend on the caller's random state)
+_CHECK_WEIGHTS = np.random.default_rng(20101).uniform(0.5, 1.5, size=4096)
+
+
+def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
     """Value checks of a training bank, folded into the one pass that forms the
-    average kernel: a NaN/inf anywhere shows up in the average, and an
-    asymmetric kernel makes the average asymmetric. Returns the average kernel,
-    which most methods need anyway."""
+    average kernel (docs/design.md, "Input checks"):
+
+    * NaN/inf anywhere shows up in the average;
+    * symmetry per kernel: the same pass (one matrix product with two weight
+      vectors) also forms a combination with distinct positive weights, so an
+      asymmetric kernel cannot hide behind another's transpose
+      (K = [B, B'] has a symmetric average, not a symmetric second combination);
+      on failure each kernel is checked to name the culprit;
+    * with ``psd``: every diagonal entry >= 0 (M n reads). A full eigenvalue
+      check would cost M eigendecompositions; instead every quadratic form the
+      solvers compute is checked (:func:`mkl.kernels.psd_quadratic_forms`), so
+      an indefinite kernel is refused as soon as a solution meets a negative
+      direction, and never silently clipped.
+
+    Returns the average kernel, which most methods need anyway."""
     M, n, n2 = K.shape
     if n != n2:
-        raise ValueError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
-    K_mean = combine(K, np.full(M, 1.0 / M))
-    scale = max(K_mean.max(), -K_mean.min())  # NaN or inf anywhere makes this non-finite
+        raise InputError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
+    w2 = np.resize(_CHECK_WEIGHTS, M)
+    W = np.stack([np.full(M, 1.0 / M), w2 / w2.sum()]).astype(K.dtype)
+    both = (W @ K.reshape(M, -1)).reshape(2, n, n).astype(np.float64)
+    K_mean, K_other = both[0].copy(), both[1]  # the copy frees the pair when done
+    scale = max(np.abs(both).max(), 0.0)  # NaN or inf anywhere makes this non-finite
     if not np.isfinite(scale):
-        raise ValueError(locate_bad_kernel(K))
-    if max_asymmetry(K_mean) > 1e-6 * scale + 1e-300:
+        raise InputError(locate_bad_kernel(K))
+    tol = 1e-6 * scale + 1e-300
+    if max_asymmetry(K_mean) > tol or max_asymmetry(K_other) > tol:
         for m in range(M):
-            if not np.allclose(K[m], K[m].T, rtol=1e-6, atol=1e-9 * scale):
-                raise ValueError(f"K[{m}] is not symmetric")
-        raise ValueError("the kernels are not symmetric")
+            if max_asymmetry(K[m]) > 1e-6 * float(np.abs(K[m]).max()) + 1e-300:
+                raise InputError(f"K[{m}] is not symmetric")
+        raise InputError("the kernels are not symmetric")
+    if psd:
+        diag = np.einsum("mii->mi", K)
+        if (diag < -tol).any():
+            m, i = (int(a[0]) for a in np.nonzero(diag < -tol))
+            raise InputError(
+                f"K[{m}] is not positive semidefinite: its diagonal entry ({i}, {i}) is "
+                f"{float(diag[m, i]):.3g} < 0. This method needs PSD kernels; for "
+                "indefinite similarities use a method for them (eigen transforms, "
+                "IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+            )
     return K_mean
 
 
@@ -114,6 +145,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     the given matrices enter the test-time kernel."""
 
     learns_kernel = False
+    # whether the method's math needs PSD kernels (the indefinite-similarity
+    # methods take symmetric indefinite ones)
+    requires_psd = True
 
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
@@ -129,24 +163,24 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if C is not None and (
             not isinstance(C, numbers.Real) or isinstance(C, bool) or not np.isfinite(C) or C <= 0
         ):
-            raise ValueError(f"C must be a positive number or None (hard margin), got C={C!r}")
+            raise InputError(f"C must be a positive number or None (hard margin), got C={C!r}")
         for name in ("tol",):
             v = getattr(self, name, None)
             if v is not None and not (isinstance(v, numbers.Real) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {name}={v!r}")
+                raise InputError(f"{name} must be a positive number, got {name}={v!r}")
         v = getattr(self, "max_iter", None)
         if v is not None and not (isinstance(v, numbers.Integral) and v >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got max_iter={v!r}")
+            raise InputError(f"max_iter must be a positive integer, got max_iter={v!r}")
 
     @staticmethod
     def _check_labels(y, n: int) -> np.ndarray:
         y = np.asarray(y)
         if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+            raise InputError(f"y must be 1-D, got shape {y.shape}")
         if y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} labels but the kernels have {n} samples")
+            raise InputError(f"y has {y.shape[0]} labels but the kernels have {n} samples")
         if y.dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("y contains NaN or inf")
+            raise InputError("y contains NaN or inf")
         return y
 
     # ------------------------------------------------------------ fit
@@ -162,8 +196,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         y = self._check_labels(y, K.shape[1])
         classes = np.unique(y)
         if classes.size < 2:
-            raise ValueError(f"y has one class only ({classes[0]!r}); need at least two")
-        K_mean = check_training_kernels(K)
+            raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
+        K_mean = check_training_kernels(K, psd=self.requires_psd)
         if classes.size == 2:
             tasks = [np.where(y == classes[1], 1, -1)]
         else:  # one-vs-rest
@@ -212,12 +246,12 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "fits_")
         if isinstance(K_test, KernelBank):
             if K_test.test is None:
-                raise ValueError("the kernel bank has no test block")
+                raise InputError("the kernel bank has no test block")
             K_test = K_test.test
         K_test = as_kernel_array(K_test, "K_test")
         M, n_test, n_train = K_test.shape
         if M != self.n_kernels_ or n_train != self.n_train_:
-            raise ValueError(
+            raise InputError(
                 f"K_test must have shape ({self.n_kernels_}, n_test, {self.n_train_}) "
                 f"to match the training kernels, got {K_test.shape}"
             )
@@ -234,7 +268,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         scores = np.einsum("tm,mit->it", weights, per_kernel.astype(np.float64))
         scores += np.array([f.intercept for f in self.fits_])
         if not np.isfinite(scores).all():
-            raise ValueError(locate_bad_kernel(K_test, "K_test"))
+            raise InputError(locate_bad_kernel(K_test, "K_test"))
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def predict(self, K_test):

@@ -9,10 +9,11 @@ data from a bug.
 
 :func:`is_fit_failure` tells the exceptions that mean "this fit failed on
 these data and hyperparameters": the two above and the numerical errors of numpy
-and scipy (``LinAlgError``, ``ArithmeticError``, solver ``RuntimeError``s such
-as ARPACK's). Model selection records them per grid point and goes on; any
-other exception (``MemoryError``, ``TypeError``, a bare ``ValueError`` from a
-bug) propagates.
+and scipy (``LinAlgError``, ``ArithmeticError``, ARPACK's errors). Model
+selection records them per grid point and goes on; any other exception
+(``MemoryError``, ``TypeError``, a bare ``ValueError`` or ``RuntimeError`` from
+a bug) propagates. The library's own solvers raise :class:`SolverError` (not a
+bare ``RuntimeError``) when they fail, so that they are told apart.
 """
 
 from __future__ import annotations
@@ -30,10 +31,7 @@ class SolverError(RuntimeError):
 
 def is_fit_failure(exc: BaseException) -> bool:
     """Whether ``exc`` means the fit failed on its data (module docstring)."""
-    if isinstance(exc, (InputError, SolverError, np.linalg.LinAlgError, ArithmeticError)):
-        return True
-    # solver RuntimeErrors (ARPACK's ArpackNoConvergence, brentq's "failed to
-    # converge"); not the RuntimeErrors that are bugs
-    return isinstance(exc, RuntimeError) and not isinstance(
-        exc, (NotImplementedError, RecursionError)
-    )
+    from scipy.sparse.linalg import ArpackError, ArpackNoConvergence
+
+    numerical = (np.linalg.LinAlgError, ArithmeticError, ArpackError, ArpackNoConvergence)
+    return isinstance(exc, (InputError, SolverError, *numerical))

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .exceptions import InputError
+
 FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "identity")
 SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
 NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
@@ -62,7 +64,7 @@ def _expand_values(value) -> list[float | None]:
     if isinstance(value, Mapping):
         lo, hi = int(value["from"]), int(value["to"])
         if hi < lo:
-            raise ValueError(f"kernel parameter range has to >= from, got {dict(value)}")
+            raise InputError(f"kernel parameter range has to >= from, got {dict(value)}")
         if "base" in value:
             return [float(value["base"]) ** k for k in range(lo, hi + 1)]
         return [float(k) for k in range(lo, hi + 1)]
@@ -110,37 +112,37 @@ def expand_bank_spec(
     """
     if "similarity" in spec:
         if n_similarities < 1:
-            raise ValueError("a similarity bank needs at least one similarity matrix")
+            raise InputError("a similarity bank needs at least one similarity matrix")
         norm = spec.get("normalise", "none")
         if norm not in NORMALISATIONS:
-            raise ValueError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+            raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
         return [KernelSpec(SIMILARITY, float(i), ALL_FEATURES, norm) for i in range(n_similarities)]
     if n_features < 1:
-        raise ValueError(f"bank needs at least one feature, got n_features={n_features}")
+        raise InputError(f"bank needs at least one feature, got n_features={n_features}")
     default_scopes = list(spec.get("features", ["all"]))
     default_norm = spec.get("normalise", "none")
     families = spec.get("families")
     if not families:
-        raise ValueError("bank specification has no 'families'")
+        raise InputError("bank specification has no 'families'")
     out: list[KernelSpec] = []
     for scope in ("all", "single"):
         for fam in families:
             family = fam["family"]
             if family not in FAMILIES:
-                raise ValueError(f"unknown kernel family {family!r}; known: {FAMILIES}")
+                raise InputError(f"unknown kernel family {family!r}; known: {FAMILIES}")
             norm = fam.get("normalise", default_norm)
             if norm not in NORMALISATIONS:
-                raise ValueError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+                raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
             scopes = fam.get("features", default_scopes)
             bad = set(scopes) - {"all", "single"}
             if bad:
-                raise ValueError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
+                raise InputError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
             if scope not in scopes:
                 continue
             key = _PARAM_KEY[family]
             params = _expand_values(fam.get(key)) if key else [None]
             if key and family == "gaussian" and any(p <= 0 for p in params):
-                raise ValueError(f"gaussian widths must be positive, got {params}")
+                raise InputError(f"gaussian widths must be positive, got {params}")
             singles = range(n_features) if single_features is None else single_features
             features = [ALL_FEATURES] if scope == "all" else singles
             for j in features:
@@ -155,7 +157,7 @@ def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:
     whose per-term kernels an experiment keeps (kernels: ``feature_limit``)."""
     X_train = np.asarray(X_train)
     if k < 1:
-        raise ValueError(f"feature_limit must be >= 1, got {k}")
+        raise InputError(f"feature_limit must be >= 1, got {k}")
     counts = np.count_nonzero(X_train, axis=0)
     order = np.lexsort((np.arange(X_train.shape[1]), -counts))
     return sorted(int(j) for j in order[:k])
@@ -200,7 +202,7 @@ def kernel_function(
         if same:
             return np.eye(X.shape[0])
         return np.zeros((X.shape[0], Z.shape[0]))
-    raise ValueError(f"unknown kernel family {fam!r}")
+    raise InputError(f"unknown kernel family {fam!r}")
 
 
 def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
@@ -218,7 +220,7 @@ def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
         return sq**spec.param
     if fam == "linear":
         return sq
-    raise ValueError(f"unknown kernel family {fam!r}")
+    raise InputError(f"unknown kernel family {fam!r}")
 
 
 # --------------------------------------------------------------------------- #
@@ -241,14 +243,14 @@ def normalisation_factor(K_train: np.ndarray, how: str) -> float:
         f = mean_diag - float(K_train.sum() / n**2)
         # below rounding of the two terms the variance is zero: a constant kernel
         if f <= 1e-12 * abs(mean_diag):
-            raise ValueError(
+            raise InputError(
                 "cannot normalise to unit_variance: the training block's implied "
                 f"variance is {f:.3g}, zero up to rounding (a constant kernel)"
             )
     else:
-        raise ValueError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
+        raise InputError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
     if not np.isfinite(f) or f <= 0:
-        raise ValueError(f"cannot normalise to {how}: the training block's factor is {f}")
+        raise InputError(f"cannot normalise to {how}: the training block's factor is {f}")
     return f
 
 
@@ -281,7 +283,7 @@ def compute_bank(
     if X_test is not None:
         X_test = _check_features(X_test, "X_test")
         if X_test.shape[1] != X_train.shape[1]:
-            raise ValueError(
+            raise InputError(
                 f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
             )
         test = np.empty((M, X_test.shape[0], n), dtype=dtype)
@@ -328,7 +330,7 @@ def similarity_bank(
     training block; ``unit_diagonal`` divides by the self-similarities)."""
     S = np.asarray(S)
     if S.ndim != 3 or S.shape[1] != S.shape[2]:
-        raise ValueError(f"similarities must have shape (m, N, N), got {S.shape}")
+        raise InputError(f"similarities must have shape (m, N, N), got {S.shape}")
     tr = np.asarray(train_index)
     te = None if test_index is None else np.asarray(test_index)
     M, n = len(specs), len(tr)
@@ -337,7 +339,7 @@ def similarity_bank(
     factors = np.ones(M)
     for m, spec in enumerate(specs):
         if spec.family != SIMILARITY or not 0 <= int(spec.param) < S.shape[0]:
-            raise ValueError(f"{spec.label()} is not one of the {S.shape[0]} similarity matrices")
+            raise InputError(f"{spec.label()} is not one of the {S.shape[0]} similarity matrices")
         Si = S[int(spec.param)]
         Ktr = Si[np.ix_(tr, tr)].astype(np.float64)
         Kte = None if te is None else Si[np.ix_(te, tr)].astype(np.float64)
@@ -352,9 +354,9 @@ def similarity_bank(
 def _check_features(X, name: str) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+        raise InputError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
     if not np.isfinite(X).all():
-        raise ValueError(f"{name} contains NaN or inf")
+        raise InputError(f"{name} contains NaN or inf")
     return X
 
 
@@ -366,7 +368,7 @@ def spectral_ratio(K: np.ndarray) -> float:
     the kernel-complexity measure of Lauriola et al. 2018."""
     fro = float(np.linalg.norm(K))
     if fro == 0:
-        raise ValueError("spectral ratio of the zero matrix is undefined")
+        raise InputError("spectral ratio of the zero matrix is undefined")
     return float(np.trace(K)) / fro
 
 
@@ -383,7 +385,7 @@ def combine(K: np.ndarray, weights: Iterable[float], out: np.ndarray | None = No
     w = np.asarray(weights, dtype=np.float64)
     M = K.shape[0]
     if w.shape != (M,):
-        raise ValueError(f"weights must have shape ({M},), got {w.shape}")
+        raise InputError(f"weights must have shape ({M},), got {w.shape}")
     active = np.flatnonzero(w)
     shape = K.shape[1:]
     if active.size == 0:
@@ -410,3 +412,44 @@ def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
     M, n, _ = K.shape
     Kv = (K.reshape(M * n, n) @ np.asarray(v).astype(K.dtype, copy=False)).reshape(M, n)
     return Kv.astype(np.float64) @ np.asarray(v, dtype=np.float64)
+
+
+def psd_quadratic_forms(
+    K: np.ndarray, v: np.ndarray, labels: Sequence[str] | None = None
+) -> np.ndarray:
+    """:func:`quadratic_forms` for methods whose math needs PSD kernels (the
+    wrapper methods' q_m, EasyMKL's and MEMO's scores). A form below zero by
+    more than rounding (``10 eps n ||v||^2 max_i K_m,ii`` in the bank's dtype)
+    proves K_m indefinite: :class:`InputError` names it with its smallest
+    eigenvalue. Smaller negatives are rounding and read as 0 (documented in
+    docs/design.md, "Input checks"). ``labels``: the kernels' names in the
+    message (default ``K[m]``)."""
+    q = quadratic_forms(K, v)
+    M, n, _ = K.shape
+    v = np.asarray(v, dtype=np.float64)
+    diag_max = np.abs(np.einsum("mii->mi", K)).max(axis=1).astype(np.float64)
+    rounding = 10.0 * np.finfo(K.dtype).eps * n * float(v @ v) * diag_max
+    bad = np.flatnonzero(q < -rounding)
+    if bad.size:
+        m = int(bad[0])
+        label = labels[m] if labels is not None else f"K[{m}]"
+        raise InputError(indefinite_message(K[m], label, q[m]))
+    return np.maximum(q, 0.0)
+
+
+def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) -> str:
+    """Error text for an indefinite kernel given to a method that needs PSD ones
+    (error path only: one partial eigendecomposition)."""
+    import scipy.linalg
+
+    lam_min = float(
+        scipy.linalg.eigh(
+            np.asarray(K_m, dtype=np.float64), eigvals_only=True, subset_by_index=[0, 0]
+        )[0]
+    )
+    seen = f" (a quadratic form v'Kv = {form:.3g})" if form is not None else ""
+    return (
+        f"{name} is not positive semidefinite: smallest eigenvalue {lam_min:.3g}{seen}. "
+        "This method needs PSD kernels; for indefinite similarities use a method "
+        "for them (eigen transforms, IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+    )

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn import metrics as skm
 
+from .exceptions import InputError, SolverError, is_fit_failure
+
 if TYPE_CHECKING:
     from .base import MKLClassifier
 
@@ -64,9 +66,9 @@ def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
     keys = list(grid)
     for k in keys:
         if isinstance(grid[k], (str, bytes)) or not isinstance(grid[k], Sequence):
-            raise ValueError(f"grid values of {k!r} must be a list, got {grid[k]!r}")
+            raise InputError(f"grid values of {k!r} must be a list, got {grid[k]!r}")
         if len(grid[k]) == 0:
-            raise ValueError(f"grid of {k!r} is empty")
+            raise InputError(f"grid of {k!r} is empty")
     return [
         dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(grid[k] for k in keys))
     ]
@@ -89,35 +91,61 @@ def cross_validate_grid(
 ) -> list[dict]:
     """Inner CV: ``folds[i]`` is the fold id of training point i. Each fold's
     sub-bank is sliced once and reused across the grid. Returns one record per
-    grid point: params, per-fold scores, mean, and per-fold fit details."""
+    grid point: params, per-fold scores, mean, per-fold fit details and the
+    warnings the fits raised.
+
+    A fit that fails on its fold (:func:`mkl.exceptions.is_fit_failure`: bad
+    input for these data, a numerical failure) fails its grid point, which
+    then reads ``mean_score: None`` with the ``error``; the other points go on.
+    Any other exception (``MemoryError``, a bug) propagates."""
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; known: {METRICS}")
+        raise InputError(f"unknown metric {metric!r}; known: {METRICS}")
     folds = np.asarray(folds)
     if folds.shape != (len(y),):
-        raise ValueError(f"folds must give one fold id per training point, got {folds.shape}")
-    records = [{"params": dict(p), "fold_scores": [], "fold_fits": []} for p in points]
+        raise InputError(f"folds must give one fold id per training point, got {folds.shape}")
+    records = [
+        {"params": dict(p), "fold_scores": [], "fold_fits": [], "warnings": []} for p in points
+    ]
     for f in np.unique(folds):
         tr, va = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
         K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
         for rec in records:
+            if "error" in rec:  # failed on an earlier fold
+                continue
             t0 = time.perf_counter()
-            est = make(**rec["params"])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # convergence status is recorded instead
-                est.fit(K_tr, y[tr])
-            rec["fold_scores"].append(score(est, K_va, y[va], metric))
+            est = make(**rec["params"])  # an unknown parameter is a caller's error: raised
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    est.fit(K_tr, y[tr])
+                    fold_score = score(est, K_va, y[va], metric)
+                except Exception as exc:
+                    if not is_fit_failure(exc):
+                        raise
+                    rec["error"] = f"fold {int(f)}: {type(exc).__name__}: {exc}"
+                    continue
+                finally:
+                    for w in caught:
+                        if str(w.message) not in rec["warnings"]:
+                            rec["warnings"].append(str(w.message))
+            rec["fold_scores"].append(fold_score)
             rec["fold_fits"].append(fit_summary(est, time.perf_counter() - t0))
     for rec in records:
         s = np.asarray(rec["fold_scores"], dtype=float)
-        rec["mean_score"] = float(np.nanmean(s)) if np.isfinite(s).any() else None
+        ok = "error" not in rec and np.isfinite(s).any()
+        rec["mean_score"] = float(np.nanmean(s)) if ok else None
     return records
 
 
 def select_best(records: Sequence[Mapping]) -> int:
-    """Index of the best mean CV score; ties go to the first in grid order."""
+    """Index of the best mean CV score; ties go to the first in grid order.
+    Failed grid points (``mean_score: None``) are skipped; when every point
+    failed, a :class:`SolverError` lists their errors."""
     means = np.array([np.nan if r["mean_score"] is None else r["mean_score"] for r in records])
     if not np.isfinite(means).any():
-        raise ValueError("no grid point gave a finite cross-validation score")
+        errors = sorted({r["error"] for r in records if r.get("error")})
+        detail = f": {'; '.join(errors)}" if errors else ""
+        raise SolverError(f"no grid point gave a finite cross-validation score{detail}")
     return int(np.nanargmax(means))
 
 

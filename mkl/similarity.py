@@ -36,11 +36,13 @@ documented generators are offered; the bank records which one was used:
 
 from __future__ import annotations
 
-import weakref
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from .exceptions import InputError
 from .kernels import KernelSpec, kernel_function
 
 TRANSFORMS = ("denoise", "flip", "shift")
@@ -55,12 +57,12 @@ def generate_similarity(X: np.ndarray, generator: str, **params) -> np.ndarray:
     """An (N, N) symmetric, generally indefinite similarity over all rows of ``X``."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or not np.isfinite(X).all():
-        raise ValueError("similarity generator needs a finite 2-D feature matrix")
+        raise InputError("similarity generator needs a finite 2-D feature matrix")
     if generator == "perturbed_gaussian":
         width = float(params.get("width", 1.0))
         noise = float(params.get("noise", 0.1))
         if width <= 0 or noise < 0:
-            raise ValueError(f"perturbed_gaussian needs width > 0 and noise >= 0, got {params}")
+            raise InputError(f"perturbed_gaussian needs width > 0 and noise >= 0, got {params}")
         S = kernel_function(KernelSpec("gaussian", width), X, X, same=True)
         E = np.random.default_rng(int(params.get("seed", 0))).standard_normal(S.shape)
         E = np.triu(E, 1)
@@ -68,7 +70,7 @@ def generate_similarity(X: np.ndarray, generator: str, **params) -> np.ndarray:
     if generator == "sigmoid":
         a, c = float(params.get("a", 1.0)), float(params.get("c", -1.0))
         return np.tanh(a * (X @ X.T) / X.shape[1] + c)
-    raise ValueError(f"unknown similarity generator {generator!r}; known: {GENERATORS}")
+    raise InputError(f"unknown similarity generator {generator!r}; known: {GENERATORS}")
 
 
 # --------------------------------------------------------------------------- #
@@ -82,7 +84,13 @@ class Spectra:
     vectors: np.ndarray  # (M, n, n), columns are eigenvectors
 
 
-_CACHE: dict[int, Spectra] = {}
+# Spectra keyed by the content of the matrices (a BLAKE2b digest of their bytes,
+# with dtype and shape): an array edited in place, or a new array with equal
+# content, is looked up by what it holds, never by object identity. Hashing
+# costs about 1/50 of an eigendecomposition at n = 1000. A small LRU: the
+# blocks in use at once are one CV fold's and the training block's.
+_CACHE: OrderedDict[tuple, Spectra] = OrderedDict()
+CACHE_ENTRIES = 4
 
 
 def symmetric_eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,19 +122,31 @@ def eigendecompose(S: np.ndarray) -> Spectra:
     return Spectra(values, vectors)
 
 
+def _content_key(S: np.ndarray) -> tuple:
+    S = np.ascontiguousarray(S)
+    digest = hashlib.blake2b(memoryview(S).cast("B"), digest_size=20).hexdigest()
+    return (S.dtype.str, S.shape, digest)
+
+
 def remember(S: np.ndarray, spectra: Spectra) -> None:
-    """Attach known spectra (e.g. stored in the bank file) to the array ``S``."""
-    key = id(S)
+    """Make known spectra of ``S`` (e.g. stored in the bank file) found by
+    :func:`spectra` for any array with the same content."""
+    key = _content_key(S)
     _CACHE[key] = spectra
-    weakref.finalize(S, _CACHE.pop, key, None)
+    _CACHE.move_to_end(key)
+    while len(_CACHE) > CACHE_ENTRIES:
+        _CACHE.popitem(last=False)
 
 
 def spectra(S: np.ndarray) -> Spectra:
-    """The eigendecompositions of the stack ``S``, computed once per array object:
+    """The eigendecompositions of the stack ``S``, computed once per content:
     every algorithm and grid point fitted on the same training block (or inner
     CV fold block) reuses them."""
-    hit = _CACHE.get(id(S))
-    if hit is not None and hit.values.shape == S.shape[:2]:
+    S = np.asarray(S)
+    key = _content_key(S)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
         return hit
     out = eigendecompose(S)
     remember(S, out)
@@ -146,7 +166,7 @@ def transform_spectrum(values: np.ndarray, how: str) -> np.ndarray:
     if how == "shift":
         delta = min(float(values.min()), 0.0)
         return values - delta
-    raise ValueError(f"unknown spectrum transform {how!r}; known: {TRANSFORMS}")
+    raise InputError(f"unknown spectrum transform {how!r}; known: {TRANSFORMS}")
 
 
 def from_spectrum(vectors: np.ndarray, mu: np.ndarray) -> np.ndarray:

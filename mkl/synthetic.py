@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .exceptions import InputError
+
 
 def gmkl_toy(example: int = 1, n: int = 300, n_features: int = 20, seed: int = 0):
     """Yang et al. 2011, eqs. (28)-(29): x ~ U[0,1]^20, eps ~ N(0,1),
     toy 1: y = sign(sum_{j<=3} f1(x_j) + eps); toy 2 adds f2 on features 4-6,
     f3 on 7-9 and f4 on 10-12."""
     if example not in (1, 2):
-        raise ValueError(f"GMKL toy example must be 1 or 2, got {example!r}")
+        raise InputError(f"GMKL toy example must be 1 or 2, got {example!r}")
     rng = np.random.default_rng(seed)
     X = rng.uniform(0.0, 1.0, size=(n, n_features))
     f1 = lambda a: -2 * np.sin(2 * a) + 1 - np.cos(2)  # noqa: E731
@@ -41,7 +43,7 @@ def smkl_toy(
     ``drop_irrelevant`` removes that many of the last (irrelevant) features from
     the same points (Figure 1: "remove one irrelevant feature one by one")."""
     if not 0 <= drop_irrelevant <= n_features - n_relevant:
-        raise ValueError(
+        raise InputError(
             f"drop_irrelevant must be in [0, {n_features - n_relevant}], got {drop_irrelevant}"
         )
     rng = np.random.default_rng(seed)

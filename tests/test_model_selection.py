@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mkl
+from mkl.exceptions import SolverError
 from mkl.model_selection import (
     classification_metrics,
     cross_validate_grid,
@@ -39,8 +40,8 @@ def test_metrics_binary_and_multiclass():
 def test_select_best_ties_go_to_the_first():
     recs = [{"mean_score": 0.8}, {"mean_score": 0.9}, {"mean_score": 0.9}, {"mean_score": None}]
     assert select_best(recs) == 1
-    with pytest.raises(ValueError, match="no grid point"):
-        select_best([{"mean_score": None}])
+    with pytest.raises(SolverError, match="no grid point.*boom"):
+        select_best([{"mean_score": None, "error": "fold 0: SolverError: boom"}])
 
 
 def test_cross_validation_records_every_point_and_fold(rng):

@@ -14,7 +14,8 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from ..base import BinaryFit, MKLClassifier
-from ..kernels import spectral_ratio
+from ..exceptions import InputError
+from ..kernels import psd_quadratic_forms, spectral_ratio
 from ..svm import solve_svm_dual
 from .iterations import single_solve
 
@@ -23,7 +24,10 @@ def _svm_fit(
     weights, sol, K_used, method: str, svm_solves=1, passes=1, cv_converged=True, **extra
 ) -> BinaryFit:
     """A baseline's fit: one SVM on a fixed kernel. It computes no gap
-    (``gap_`` is NaN) and has converged when its SVM solves have."""
+    (``gap_`` is NaN) and has converged when its SVM solves have. An
+    indefinite kernel that the SVM's solution meets is refused
+    (:func:`mkl.kernels.psd_quadratic_forms`)."""
+    psd_quadratic_forms(K_used[None], sol.dual_coef, labels=[f"the combined kernel ({method})"])
     log = single_solve(
         method, sol.objective, sol.converged, svm_solves=svm_solves, passes=passes, **extra
     )
@@ -77,7 +81,7 @@ class SingleKernelSVM(MKLClassifier):
         M = K.shape[0]
         m = self.kernel_index
         if not (isinstance(m, (int, np.integer)) and -M <= m < M):
-            raise ValueError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
+            raise InputError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
         m = int(m) % M
         sol = solve_svm_dual(K[m], y, self.C, self.tol)
         return _svm_fit(_one_hot(M, m), sol, K[m], "SingleKernelSVM", passes=0)
@@ -100,7 +104,7 @@ class SingleBestKernel(MKLClassifier):
         M = K.shape[0]
         n_min = np.bincount((y > 0).astype(int)).min()
         if not (isinstance(self.cv, (int, np.integer)) and 2 <= self.cv <= n_min):
-            raise ValueError(
+            raise InputError(
                 f"cv must be an integer in [2, {n_min}] (the smaller class's size), got {self.cv!r}"
             )
         folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)

@@ -30,8 +30,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import brentq, linprog
 
+from ..exceptions import InputError, SolverError
 
-class SubproblemError(RuntimeError):
+
+class SubproblemError(SolverError):
     """A cutting-plane or projection subproblem could not be solved."""
 
 
@@ -149,7 +151,7 @@ class LpBall(WeightDomain):
 
     def __init__(self, p: float):
         if not (isinstance(p, (int, float)) and p > 1 and np.isfinite(p)):
-            raise ValueError(
+            raise InputError(
                 "p must be a finite number > 1 for lp-norm MKL "
                 f"(p = 1: use an L1 method), got {p!r}"
             )
@@ -198,7 +200,7 @@ class ElasticNetBall(WeightDomain):
 
     def __init__(self, v: float):
         if not 0.0 <= v <= 1.0:
-            raise ValueError(f"v must be in [0, 1], got v={v!r}")
+            raise InputError(f"v must be in [0, 1], got v={v!r}")
         self.v = float(v)
 
     def initial(self, M: int) -> np.ndarray:
@@ -230,9 +232,14 @@ class ElasticNetBall(WeightDomain):
 
         hi = q.max() / v  # theta = 0 there: excess = -1
         lo = hi
-        while excess(lo) < 0:
+        for _ in range(1100):  # halving from q.max()/v reaches the smallest float
+            if excess(lo) >= 0:
+                break
             lo /= 2.0
-        mu = brentq(excess, lo, hi, xtol=1e-15 * hi, rtol=1e-15)
+        try:
+            mu = brentq(excess, lo, hi, xtol=1e-15 * hi, rtol=1e-15)
+        except (ValueError, RuntimeError) as exc:  # no sign change / no convergence
+            raise SubproblemError(f"elastic-net dual norm: root not found ({exc})") from exc
         return float(theta_of(mu) @ q)
 
     def _blocks(self, M, n_vars):

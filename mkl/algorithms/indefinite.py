@@ -61,6 +61,7 @@ from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
 from ..base import BinaryFit, MKLClassifier
+from ..exceptions import InputError, SolverError
 from ..kernels import spectral_ratio
 from ..similarity import (
     TRANSFORMS,
@@ -79,7 +80,7 @@ LOSSES = ("l1", "l2", "l3")
 
 def _finite_C(C) -> float:
     if C is None:
-        raise ValueError("this method needs a finite C (soft margin), got C=None")
+        raise InputError("this method needs a finite C (soft margin), got C=None")
     return float(C)
 
 
@@ -88,7 +89,7 @@ def _check_positive(name: str, value, allow_zero: bool = False) -> None:
     ok = ok and (value >= 0 if allow_zero else value > 0)
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {name}={value!r}")
+        raise InputError(f"{name} must be a finite number {bound}, got {name}={value!r}")
 
 
 def _fit_from_svm(method: str, weights, sol, K_learned, **extra) -> BinaryFit:
@@ -116,6 +117,7 @@ class EigenTransformSVM(MKLClassifier):
     Kundu et al. 2010, Section 4). Test similarities: see mkl/similarity.py."""
 
     learns_kernel = True
+    requires_psd = False
 
     transform = "denoise"
 
@@ -171,6 +173,7 @@ class SimilarityFeaturesSVM(MKLClassifier):
     test point's kernel row is 1/m sum_i s_i S_i'."""
 
     learns_kernel = True
+    requires_psd = False
 
     def __init__(self, C=1.0, tol=1e-3):
         self.C = C
@@ -206,7 +209,10 @@ def project_svm_set(z: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
     if balance(0.0) == 0.0:
         t = 0.0
     else:
-        t = brentq(balance, -bound, bound, xtol=1e-14 * bound, rtol=1e-15, maxiter=500)
+        try:
+            t = brentq(balance, -bound, bound, xtol=1e-14 * bound, rtol=1e-15, maxiter=500)
+        except (ValueError, RuntimeError) as exc:  # no sign change / no convergence
+            raise SolverError(f"IndSVM: projection onto the SVM set failed ({exc})") from exc
     return np.clip(z - t * y, 0.0, C)
 
 
@@ -230,6 +236,7 @@ class IndSVM(MKLClassifier):
     """
 
     learns_kernel = True
+    requires_psd = False
 
     def __init__(self, C=1.0, rho=1.0, tol=1e-3, max_iter=300, svm_tol=1e-4, verbose=0):
         self.C = C
@@ -323,7 +330,7 @@ def loss_and_subgradient(D: np.ndarray, loss: str) -> tuple[float, np.ndarray]:
         return norm, (D / norm if norm > 0 else np.zeros_like(D))
     if loss == "l3":
         return float(np.sum(D * D)), 2.0 * D
-    raise ValueError(f"unknown loss {loss!r}; known: {LOSSES}")
+    raise InputError(f"unknown loss {loss!r}; known: {LOSSES}")
 
 
 def entropic_kernel(H: np.ndarray, tau: float) -> np.ndarray:
@@ -343,6 +350,7 @@ class _EntropicMirrorDescent(MKLClassifier):
     improved by less than ``tol`` (relative) over the last ``patience`` steps."""
 
     learns_kernel = True
+    requires_psd = False
 
     patience = 20
     _inner_solve = "SVM"  # what _evaluate solves (its info["converged"])
@@ -363,12 +371,12 @@ class _EntropicMirrorDescent(MKLClassifier):
             _check_positive("tau", self.tau)
         loss = getattr(self, "loss", "l3")
         if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got loss={loss!r}")
+            raise InputError(f"loss must be one of {LOSSES}, got loss={loss!r}")
 
     def _tau(self, K_mean) -> float:
         tau = float(np.trace(K_mean)) if self.tau is None else float(self.tau)
         if not tau > 0:
-            raise ValueError(
+            raise InputError(
                 f"the trace of the average similarity is {tau:g}; pass tau > 0 explicitly"
             )
         return tau

@@ -40,7 +40,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import NuSVC
 
 from ..base import BinaryFit, MKLClassifier, threshold_weights
-from ..kernels import combine, quadratic_forms, spectral_ratio
+from ..exceptions import InputError
+from ..kernels import combine, psd_quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
 from .iterations import IterationLog, single_solve
 
@@ -133,7 +134,7 @@ def base_learner(
 
 def _check_unit_interval(name: str, value) -> None:
     if not (isinstance(value, numbers.Real) and 0.0 <= value <= 1.0):
-        raise ValueError(f"{name} must be a number in [0, 1], got {name}={value!r}")
+        raise InputError(f"{name} must be a number in [0, 1], got {name}={value!r}")
 
 
 class EasyMKL(MKLClassifier):
@@ -176,7 +177,7 @@ class EasyMKL(MKLClassifier):
         traces = np.einsum("mii->m", K).astype(np.float64)
         if not np.all(traces > 0):
             m = int(np.flatnonzero(~(traces > 0))[0])
-            raise ValueError(
+            raise InputError(
                 f"EasyMKL needs kernels with positive trace; K[{m}] has trace {traces[m]:g}"
             )
         return traces
@@ -192,9 +193,9 @@ class EasyMKL(MKLClassifier):
             K_komd = combine(K, (1.0 - self.lam) / traces)
         K_komd[np.diag_indices(n)] += self.lam
         margin = komd_margin(K_komd, y, self.tol)  # step 1
-        d = np.maximum(quadratic_forms(K, margin.coef) / traces, 0.0)  # step 2
+        d = psd_quadratic_forms(K, margin.coef) / traces  # step 2
         if not d.sum() > 0:
-            raise ValueError("EasyMKL: every kernel gives the margin vector a zero score")
+            raise InputError("EasyMKL: every kernel gives the margin vector a zero score")
         eta = d / d.sum()
         weights = eta / traces
         weights /= weights.sum()
@@ -293,7 +294,7 @@ class MEMO(MKLClassifier):
         super()._check_params()
         t = self.theta
         if not (isinstance(t, numbers.Real) and np.isfinite(t) and t >= 0):
-            raise ValueError(f"theta must be a finite number >= 0, got theta={t!r}")
+            raise InputError(f"theta must be a finite number >= 0, got theta={t!r}")
 
     def _prepare(self, K, K_mean):
         """Q_rs = <K_r, K_s>_F (one product of the flattened bank with itself),
@@ -305,7 +306,7 @@ class MEMO(MKLClassifier):
         Q = (Q + Q.T) / 2
         scale = float(np.mean(np.diag(Q)))
         if not scale > 0:
-            raise ValueError("MEMO: the kernels are all zero")
+            raise InputError("MEMO: the kernels are all zero")
         return Q / scale
 
     def _fit_binary(self, K, y, K_mean):
@@ -337,7 +338,7 @@ class MEMO(MKLClassifier):
         grow = False
         for it in range(1, self.max_iter + 1):
             log.consider(pt["psi"], pt)  # accepted steps only increase Psi
-            d = quadratic_forms(K, pt["margin"].coef)  # gamma' Y K_r Y gamma: one pass
+            d = psd_quadratic_forms(K, pt["margin"].coef)  # gamma' Y K_r Y gamma: one pass
             counters["passes"] += 1
             g = d if Q is None else d + self.theta * (Q @ pt["mu"])  # dPsi/dmu_r
             mean_g = float(pt["mu"] @ g)

@@ -41,6 +41,7 @@ from scipy.sparse.linalg import eigsh
 from scipy.special import logsumexp, softmax
 
 from ..base import BinaryFit, MKLClassifier
+from ..exceptions import InputError
 from ..kernels import combine, spectral_ratio
 from ..svm import solve_svm_dual
 from .iterations import IterationLog
@@ -74,11 +75,11 @@ class SMKL(MKLClassifier):
     def _check_params(self):
         super()._check_params()
         if self.C is None:
-            raise ValueError("SMKL needs a finite C: its dual lives on the box [0, C]^n")
+            raise InputError("SMKL needs a finite C: its dual lives on the box [0, C]^n")
         if self.smoothing is not None and not (
             isinstance(self.smoothing, (int, float)) and self.smoothing > 0
         ):
-            raise ValueError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
+            raise InputError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
 
     def _fit_binary(self, K, y, K_mean):
         M, n, _ = K.shape

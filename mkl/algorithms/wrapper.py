@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import BinaryFit, MKLClassifier
-from ..kernels import combine, quadratic_forms, spectral_ratio
+from ..kernels import combine, psd_quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
 from .iterations import IterationLog
 
@@ -72,7 +72,7 @@ class Oracle:
         """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
         if pt._q is None:
             self.passes += 1
-            pt._q = np.maximum(quadratic_forms(self.K, pt.sol.dual_coef), 0.0)
+            pt._q = psd_quadratic_forms(self.K, pt.sol.dual_coef)
         return pt._q
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..bank import KernelBank
 from ..base import MKLClassifier
+from ..exceptions import is_fit_failure
 from ..model_selection import (
     classification_metrics,
     cross_validate_grid,
@@ -132,11 +133,6 @@ def estimator_factory(entry: Mapping, name: str) -> Callable[..., MKLClassifier]
     return partial(make_estimator, registry_name, **params)
 
 
-# errors of fitting on these data (bad parameters for them, a numerical
-# failure), not of the workflow: recorded as a failed fit instead of stopping
-FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError, MemoryError)
-
-
 def split_record(
     bank_path,
     splits_path,
@@ -150,7 +146,11 @@ def split_record(
     """The fit record of one split (the fit job's work): the algorithm entry's
     kernels of the split's bank, model selection over its grid by inner CV on
     the split's folds (or joined from the CV-chunk files), refit, test; or
-    ``status: failed`` with the error when the fit fails on these data."""
+    ``status: failed`` with the error when the fit fails on these data
+    (:func:`mkl.exceptions.is_fit_failure`: input the estimator refuses, a
+    numerical failure, every grid point failed). Anything else -- ``MemoryError``,
+    a bug -- propagates and fails the job, so that Snakemake retries it with the
+    raised resources."""
     import json
 
     from .splits import load_split
@@ -167,7 +167,9 @@ def split_record(
         return evaluate_split(
             estimator_factory(entry, name), bank, folds, entry.get("grid", {}), metric, cv_chunks
         )
-    except FIT_ERRORS as exc:
+    except Exception as exc:
+        if not is_fit_failure(exc):
+            raise
         # the estimator refused or failed on these data: a record saying so, so that
         # the other jobs and the tables go on and the table marks this cell "failed"
         if log is not None:

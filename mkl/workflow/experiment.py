@@ -167,8 +167,18 @@ def check(exp: Mapping) -> None:
                 raise ValueError(
                     f"experiment {name!r}: algorithm {alg!r} names dataset {ds!r}, not listed"
                 )
+    for alg in exp["algorithms"]:
+        for ds in exp["datasets"]:
+            _check_parameters(name, alg, algorithm(exp, alg, ds), f"on {ds!r}")
     sweeps = {cfg["sweep_of"] for cfg in exp["algorithms"].values() if "sweep_of" in cfg}
     for fig, spec in exp.get("figures", {}).items():
+        for label, series in spec.get("series", {}).items():
+            if series.get("algorithm") in exp["algorithms"] and series.get("params"):
+                entry = exp["algorithms"][series["algorithm"]]
+                where = f"in figure {fig!r}, series {label!r}"
+                _check_parameters(
+                    name, series["algorithm"], {**entry, "grid": {}}, where, series["params"]
+                )
         if fig == "accuracy":
             raise ValueError(f"experiment {name!r}: the figure name 'accuracy' is taken")
         kind = spec.get("kind", "weights")
@@ -194,6 +204,24 @@ def check(exp: Mapping) -> None:
                     f"experiment {name!r}: figure {fig!r} names algorithm {alg!r}, "
                     "not one of its own"
                 )
+
+
+def _check_parameters(
+    name: str, alg: str, entry: Mapping, where: str, extra: Mapping | None = None
+) -> None:
+    """The entry's params, grid keys (and a figure's extra params) are
+    parameters of its estimator: a typo fails when the file is loaded, not
+    as failed fits after an hour of kernels."""
+    from .. import ALGORITHMS
+
+    registry_name, params = estimator(entry, alg, extra)
+    known = set(ALGORITHMS[registry_name]().get_params())
+    unknown = sorted((set(params) | set(entry.get("grid", {}))) - known)
+    if unknown:
+        raise ValueError(
+            f"experiment {name!r}: algorithm {alg!r} ({registry_name}) {where} sets "
+            f"{unknown}, not parameters of {registry_name} (it takes {sorted(known)})"
+        )
 
 
 # the keys of a protocol that make the splits (feature scaling and the selection

@@ -80,6 +80,12 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
         failed = pd.Series(False, index=fits.index)
     out["n_failed"] = failed.groupby([fits["dataset"], fits["algorithm"]], sort=False).sum()
     out["n_splits"] = g.size() - out["n_failed"]
+    # fits that stopped at an iteration cap (or whose inner solves did) count
+    # among the splits, flagged: the cell gets NOT_CONVERGED, the caption the count
+    not_converged = fits["converged"].eq(False) & ~failed
+    out["n_not_converged"] = not_converged.groupby(
+        [fits["dataset"], fits["algorithm"]], sort=False
+    ).sum()
     out["n_kernels"] = g["n_kernels"].first()
     out = out.reset_index()
     if order:
@@ -102,6 +108,7 @@ def fmt_pm(mean, std, digits: int = 1) -> str:
 
 NOT_AVAILABLE = "not available"
 FAILED = "failed"  # every split's fit raised an error (see the caption and per_split.csv)
+NOT_CONVERGED = "†"  # some splits' fits did not converge (the caption says how many)
 # our metric name -> the name in paper_results.csv
 PAPER_METRIC_NAMES = {"f1": "f_score"}
 # what a paper reports of a metric's mean (the std is unchanged by both)
@@ -144,6 +151,8 @@ def results_table(
                 failed = int(hit["n_failed"].iloc[0]) if "n_failed" in hit else 0
                 if failed:
                     row[alg] += f" ({failed} {FAILED})"
+                if int(hit.get("n_not_converged", pd.Series([0])).iloc[0]):
+                    row[alg] += f" {NOT_CONVERGED}"
         rows.append(row)
     return pd.DataFrame(rows, columns=["dataset", *algorithms])
 
@@ -193,6 +202,11 @@ def paper_comparison(
                         "difference": round(diff, 2) if np.isfinite(diff) else None,
                         "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
                         "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
+                        "n_not_converged": (
+                            int(ours["n_not_converged"].iloc[0])
+                            if len(ours) and "n_not_converged" in ours
+                            else 0
+                        ),
                     }
                 )
     return pd.DataFrame(rows)
@@ -218,6 +232,8 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
                     continue
                 h = hit.iloc[0]
                 mark = " *" if h["beyond_2sd"] else ""
+                if h.get("n_not_converged", 0):
+                    mark += f" {NOT_CONVERGED}"
                 row[pmethod] = f"{h['ours']} ({h['paper']}){mark}"
             rows.append(row)
         out[table] = pd.DataFrame(rows, columns=["dataset", *methods.values()])
@@ -257,6 +273,24 @@ def write_csv(df: pd.DataFrame, path) -> None:
     """A table as CSV, written atomically."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False)
+
+
+def not_converged_note(summary: pd.DataFrame) -> str:
+    """The caption's count of fits that did not converge, per marked cell."""
+    if "n_not_converged" not in summary:
+        return ""
+    hit = summary[summary["n_not_converged"] > 0]
+    if hit.empty:
+        return ""
+    cells = "".join(
+        f"\n- {r.dataset} / {r.algorithm}: {int(r.n_not_converged)} of {int(r.n_splits)} splits"
+        for r in hit.itertuples()
+    )
+    return (
+        f"\n\n{NOT_CONVERGED}: fits that stopped before their convergence test was met "
+        f"(an iteration cap of the method or of an inner solve; the gap is in "
+        f"per_split.csv):{cells}"
+    )
 
 
 def unavailable_datasets(manifest_paths: Iterable[str | os.PathLike]) -> dict[str, str]:
@@ -315,6 +349,8 @@ def aggregate(
     caption += f"\n\n{exp.get('description', '')}{not_available}"
     if failures:
         caption += f"\n\nFailed fits (the error of each):{failures}"
+    unconverged = not_converged_note(summary)
+    caption += unconverged
     write_table(table, None, out["md"], caption)
     if "paper" in exp:
         ref = pd.read_csv(paper_results)
@@ -328,6 +364,7 @@ def aggregate(
             f"# {exp['name']}: ours (paper), test {exp['paper'].get('metric', 'accuracy')} in %, "
             "mean ± std over splits; * where the two differ by more than two of the paper's "
             f"standard deviations.\n\n{exp.get('description', '')}{not_available}"
+            f"{unconverged}"
         )
     else:
         comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})

@@ -60,3 +60,49 @@ def test_grid_chunks_cover_the_grid_once_and_merge_back(rng):
     stale = [{"indices": [0], "records": [dict(whole[0], params={"C": 99})]}]
     with pytest.raises(ValueError, match="has params"):
         merge_chunks(points, stale + chunks[1:])
+
+
+@pytest.fixture
+def split_files(tmp_path, rng):
+    """A bank file and a splits file of one split, as the workflow writes them."""
+    from mkl.workflow.splits import Split, save_splits
+
+    _, y, K = random_problem(rng, n=60)
+    tr, te = np.arange(40), np.arange(40, 60)
+    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
+    bank = KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
+    bank.save(tmp_path / "bank.h5")
+    save_splits(tmp_path / "splits.h5", [Split(tr, te, np.arange(40) % 4)], {})
+    return tmp_path / "bank.h5", tmp_path / "splits.h5"
+
+
+def test_split_record_of_a_fit_that_fails_on_its_data(split_files):
+    from mkl.workflow.evaluation import split_record
+
+    bank, splits = split_files
+    entry = {"estimator": "lp_newton", "grid": {"p": [0.5, 0.9]}}
+    rec = split_record(bank, splits, 0, entry, "lp")
+    assert rec["status"] == "failed"
+    assert rec["error"].startswith("SolverError: no grid point gave a finite")
+    assert "p must be a finite number > 1" in rec["error"]
+    # one failing grid point among good ones: a normal record, the failure kept
+    rec = split_record(bank, splits, 0, {**entry, "grid": {"p": [0.5, 2.0]}}, "lp")
+    assert rec["selected_params"] == {"p": 2.0}
+    assert "InputError" in rec["grid"][0]["error"] and "error" not in rec["grid"][1]
+    json.dumps(rec, allow_nan=False)
+
+
+@pytest.mark.parametrize("exc", [MemoryError, KeyError])
+def test_split_record_lets_memory_errors_and_bugs_fail_the_job(split_files, monkeypatch, exc):
+    """Not a failed record: the job fails, and Snakemake retries it with more memory."""
+    from mkl.workflow import evaluation
+
+    def boom(*args, **kwargs):
+        raise exc("x")
+
+    monkeypatch.setattr(evaluation, "evaluate_split", boom)
+    bank, splits = split_files
+    with pytest.raises(exc):
+        evaluation.split_record(bank, splits, 0, {"estimator": "uniform"}, "uniform")

@@ -147,6 +147,22 @@ def test_algorithm_overrides_per_dataset():
             {"f": {"dataset": "zzz", "series": {"s": {"algorithm": "uniform"}}}},
             "uses dataset 'zzz'",
         ),
+        (("algorithms", "uniform", "grid"), {"c": [1, 10]}, r"sets \['c'\], not parameters"),
+        (
+            ("algorithms", "gmkl_v", "params"),
+            {"tol": 0.1, "nu": 1},
+            r"'gmkl_v_0' \(gmkl\) on 'a' sets \['nu'\]",
+        ),
+        (
+            ("overrides", "a", "algorithms", "uniform", "params"),
+            {"max_iters": 5},
+            r"'uniform' \(uniform\) on 'a' sets \['max_iters'\]",
+        ),
+        (
+            ("figures",),
+            {"f": {"dataset": "a", "series": {"s": {"algorithm": "uniform", "params": {"k": 1}}}}},
+            r"in figure 'f', series 's' sets \['k'\]",
+        ),
     ],
 )
 def test_check_names_the_bad_reference(path, value, message):

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ..conftest import REPO
+from .test_caching import scheduled, snapshot
 from .test_snakemake import SMALL, _small_workdir, _tables, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -92,6 +93,11 @@ def test_sigkill_mid_run_resumes_without_recomputing_finished_jobs(tmp_path, ref
     assert 1 <= len(done) < 6, "the kill should land between the first and the last fit"
     unlock = subprocess.run([*cmd, "--unlock"], capture_output=True, text=True, timeout=120)
     assert unlock.returncode == 0, unlock.stderr[-2000:]
+    # a dry run on the killed run's results/ plans the rest and changes nothing
+    before = snapshot(root)
+    plan = scheduled(snakemake(root, "-n"))
+    assert plan.get("fit", 0) + plan.get("fit_batch", 0) == 6 - len(done)
+    assert snapshot(root) == before
     run = snakemake(root)
     assert run.returncode == 0, run.stderr[-3000:]
     for path, mtime in done.items():
@@ -115,7 +121,7 @@ def test_a_failing_fit_is_marked_and_the_others_finish(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert "error in rule fit" in run.stderr and "lam" in run.stderr
     record = json.loads((root / "results/fits/small/gmkl_toy1/broken/0.json").read_text())
-    assert record["status"] == "failed" and "ValueError" in record["error"]
+    assert record["status"] == "failed" and "InputError" in record["error"]
     md = (root / "results/tables/small/results.md").read_text()
     assert "| failed" in md and "Failed fits (the error of each):" in md
     summary = pd.read_csv(root / "results/tables/small/results.csv")

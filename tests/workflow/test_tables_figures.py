@@ -234,3 +234,27 @@ def test_curves_are_means_and_stds_over_splits(tmp_path):
     empty = sweep_curves(fits, [("zz", 0.0)], ["a"], ["accuracy"])
     plot_curves(empty, tmp_path / "e.png", tmp_path / "e.pdf", "v", "nothing")
     assert (tmp_path / "e.png").exists()
+
+
+def test_fits_that_did_not_converge_are_marked_and_counted(tmp_path):
+    from mkl.workflow.tables import NOT_CONVERGED, not_converged_note
+
+    paths = []
+    for i, (alg, converged) in enumerate(
+        [("u", True), ("u", True), ("m", False), ("m", True), ("m", False)]
+    ):
+        rec = _fit_record("toy", alg, i, 0.8)
+        rec["fit"]["converged"] = converged
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(rec))
+    failed = {"dataset": "toy", "algorithm": "m", "split": 9, "status": "failed", "error": "E"}
+    paths.append(tmp_path / "failed.json")
+    paths[-1].write_text(json.dumps(failed))
+    summary = summarise(collect_fits(paths))
+    counts = dict(zip(summary["algorithm"], summary["n_not_converged"], strict=True))
+    assert counts == {"u": 0, "m": 2}  # the failed fit is counted as failed, not here
+    table = results_table(summary)
+    assert table.loc[0, "u"] == "80.0 ± 0.0"
+    assert table.loc[0, "m"] == f"80.0 ± 0.0 (1 failed) {NOT_CONVERGED}"
+    note = not_converged_note(summary)
+    assert "toy / m: 2 of 3 splits" in note and "toy / u" not in note
