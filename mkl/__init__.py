@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .bank import KernelBank
-from .exceptions import InputError
+from .exceptions import InputError, SolverError
 
 if TYPE_CHECKING:
     from .algorithms import ALGORITHMS
@@ -65,4 +65,11 @@ def make_estimator(name: str, **params) -> MKLClassifier:
     return est.set_params(**params)
 
 
-__all__ = ["ALGORITHMS", "KernelBank", "MKLClassifier", "make_estimator"]
+__all__ = [
+    "ALGORITHMS",
+    "InputError",
+    "KernelBank",
+    "MKLClassifier",
+    "SolverError",
+    "make_estimator",
+]
