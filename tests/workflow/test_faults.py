@@ -15,19 +15,17 @@ import pytest
 import yaml
 
 from ..conftest import REPO
+from .conftest import copy_run
 from .test_caching import scheduled, snapshot
 from .test_snakemake import SMALL, _small_workdir, _tables, snakemake
 
 pytestmark = pytest.mark.workflow
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
+@pytest.fixture
+def reference(small_run):
     """The tables of one uninterrupted run of the small experiment."""
-    root = _small_workdir(tmp_path_factory.mktemp("ref") / "run")
-    run = snakemake(root)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return _tables(root)
+    return _tables(small_run)
 
 
 def _assert_same_tables(root, reference):
@@ -36,9 +34,8 @@ def _assert_same_tables(root, reference):
     pd.testing.assert_frame_equal(per_split, reference[1])
 
 
-def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, reference):
-    root = _small_workdir(tmp_path / "run")
-    assert snakemake(root).returncode == 0
+def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, small_run, reference):
+    root = copy_run(small_run, tmp_path / "run")
     bank = root / "results/kernels/small/gmkl_toy1/0.h5"
     data = bank.read_bytes()
     bank.write_bytes(data[: len(data) // 2])  # a disk that filled up
@@ -54,9 +51,8 @@ def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, reference):
     assert "Nothing to be done" in "".join((lambda r: r.stdout + r.stderr)(snakemake(root, "-n")))
 
 
-def test_bank_damaged_inside_is_caught_by_its_checksum(tmp_path, reference):
-    root = _small_workdir(tmp_path / "run")
-    assert snakemake(root).returncode == 0
+def test_bank_damaged_inside_is_caught_by_its_checksum(tmp_path, small_run, reference):
+    root = copy_run(small_run, tmp_path / "run")
     bank = root / "results/kernels/small/gmkl_toy1/1.h5"
     with h5py.File(bank, "r") as f:
         offset = f["train"].id.get_offset()

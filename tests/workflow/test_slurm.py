@@ -13,7 +13,7 @@ import pytest
 
 from ..conftest import REPO
 from .slurm_cluster import LocalSlurm, install_if_missing
-from .test_snakemake import _small_workdir, _tables, snakemake
+from .test_snakemake import _small_workdir, _tables
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -36,11 +36,8 @@ def slurm(tmp_path_factory):
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_small_experiment_through_the_slurm_profile(tmp_path, slurm):
-    local = _small_workdir(tmp_path / "local")
-    run = snakemake(local)
-    assert run.returncode == 0, run.stderr[-3000:]
-
+def test_small_experiment_through_the_slurm_profile(tmp_path, slurm, small_run):
+    local = small_run  # the same experiment run locally (tests/workflow/conftest.py)
     root = _small_workdir(tmp_path / "slurm")
     cmd = [
         sys.executable, "-m", "snakemake",

@@ -307,19 +307,19 @@ def _tables(root):
     return (tables / "results.md").read_text(), per_split
 
 
-def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path):
-    """The CV of every grid in 1 job or in k jobs (joined by the fit job): the
-    same selections, test metrics and tables; k larger than the grid is capped."""
-    outputs = {}
-    for k in (1, 2, 4):
+def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path, small_run):
+    """The CV of every grid in 1 job (the shared run) or in k jobs (joined by the
+    fit job): the same selections, test metrics and tables; k larger than the
+    grid is capped."""
+    assert not (small_run / "results" / "cv").exists()
+    outputs = {1: _tables(small_run)}
+    for k in (2, 4):
         root = _small_workdir(tmp_path / f"k{k}", grid_chunks=k)
         run = snakemake(root)
         assert run.returncode == 0, run.stderr[-3000:]
-        chunks = sorted((root / "results" / "cv").rglob("*.json")) if k > 1 else []
-        if k == 1:
-            assert not (root / "results" / "cv").exists()
-        else:  # uniform: min(k, 4) chunks, easymkl: min(k, 3), level (no grid): none; x 2 splits
-            assert len(chunks) == 2 * (min(k, 4) + min(k, 3))
+        chunks = sorted((root / "results" / "cv").rglob("*.json"))
+        # uniform: min(k, 4) chunks, easymkl: min(k, 3), level (no grid): none; x 2 splits
+        assert len(chunks) == 2 * (min(k, 4) + min(k, 3))
         outputs[k] = _tables(root)
     for k in (2, 4):
         assert outputs[k][0] == outputs[1][0]
