@@ -71,6 +71,7 @@ class KernelBank:
         if self.eigenvalues is not None:
             if self.eigenvalues.shape != (M, n) or self.eigenvectors.shape != (M, n, n):
                 raise InputError("stored eigendecompositions do not match the training block")
+            _check_spectra(self.train, self.eigenvalues, self.eigenvectors)
             # every algorithm fitted on this block finds them (mkl.similarity.spectra)
             remember(self.train, Spectra(self.eigenvalues, self.eigenvectors))
 
@@ -205,6 +206,21 @@ class KernelBank:
                 factors=f["factors"][()],
                 attrs={k: _plain(v) for k, v in f.attrs.items()},
                 **opt,
+            )
+
+
+def _check_spectra(train: np.ndarray, values: np.ndarray, vectors: np.ndarray) -> None:
+    """Stored spectra belong to this training block: K_m u = V_m (lambda_m * V_m'u)
+    for a seeded probe u (one pass over the block, not a decomposition)."""
+    u = np.random.default_rng(0).standard_normal(train.shape[1])
+    for m in range(train.shape[0]):
+        direct = train[m].astype(np.float64) @ u
+        via = vectors[m] @ (values[m] * (vectors[m].T @ u))
+        scale = np.linalg.norm(direct) + np.abs(values[m]).max() * np.linalg.norm(u)
+        if np.linalg.norm(direct - via) > 1e-4 * scale:
+            raise InputError(
+                f"stored eigendecomposition {m} is not that of training block {m} "
+                "(stale spectra?): recompute them with KernelBank.with_spectra()"
             )
 
 

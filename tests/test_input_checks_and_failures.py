@@ -164,3 +164,19 @@ def test_a_solver_root_finder_failure_is_a_solver_error():
 
     assert issubclass(SubproblemError, SolverError)
     assert is_fit_failure(SubproblemError("x"))
+
+
+def test_stored_spectra_of_another_block_are_refused(rng):
+    from mkl.bank import KernelBank
+    from mkl.kernels import KernelSpec
+
+    A = rng.normal(size=(2, 20, 20))
+    S = A + A.transpose(0, 2, 1)
+    specs = [KernelSpec("linear", None)] * 2
+    bank = KernelBank(train=S, specs=specs, y_train=np.ones(20)).with_spectra()
+    spectra_of_S = {"eigenvalues": bank.eigenvalues, "eigenvectors": bank.eigenvectors}
+    KernelBank(train=S.copy(), specs=specs, y_train=np.ones(20), **spectra_of_S)  # its own
+    edited = S.copy()
+    edited[1, 3, 4] = edited[1, 4, 3] = 5.0
+    with pytest.raises(InputError, match="eigendecomposition 1 is not that of training block 1"):
+        KernelBank(train=edited, specs=specs, y_train=np.ones(20), **spectra_of_S)
