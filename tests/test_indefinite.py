@@ -19,8 +19,7 @@ from mkl.algorithms.indefinite import (
 from mkl.bank import KernelBank
 from mkl.kernels import KernelSpec
 
-from ._reference import similarity_kernel
-from .reference import similarity_kernel_l3, svm_dual_value, svm_value_sdp
+from .reference import similarity_kernel, similarity_kernel_l3, svm_dual_value, svm_value_sdp
 
 
 def indefinite_problem(seed, n=24, m=1, noise=0.3):
