@@ -24,8 +24,21 @@ class ConfigError(ValueError):
 def read_yaml(path: str | os.PathLike):
     import yaml
 
-    with open(path) as fh:
-        return yaml.safe_load(fh)
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+
+
+def read_mapping(path: str | os.PathLike, what: str) -> dict:
+    """A YAML file that must hold a mapping (an empty file or a list is refused
+    here, naming the file: the schema validator accepts anything that is not one)."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        kind = "empty" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(f"{path}: {what} must be a mapping, the file holds {kind}")
+    return data
 
 
 def validate(data, schema: str | os.PathLike, what: str) -> None:
@@ -49,9 +62,7 @@ def load_config(config: dict, schemas: str | os.PathLike) -> dict:
 
 def load_registry(path: str | os.PathLike, schemas: str | os.PathLike) -> dict:
     """The dataset registry, validated."""
-    registry = read_yaml(path) or {}
-    if not isinstance(registry, dict):
-        raise ConfigError(f"{path}: the dataset registry must map dataset names to entries")
+    registry = read_mapping(path, "the dataset registry (dataset names to entries)")
     validate(registry, Path(schemas) / "datasets.schema.yaml", str(path))
     return registry
 
@@ -62,7 +73,7 @@ def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | o
     from ..algorithms import ALGORITHMS
 
     path = Path(path)
-    exp = read_yaml(path)
+    exp = read_mapping(path, "an experiment file")
     validate(exp, Path(schemas) / "experiment.schema.yaml", str(path))
     if exp["name"] != path.stem:
         raise ConfigError(f"{path}: name {exp['name']!r} differs from the file name")

@@ -24,6 +24,11 @@ import sys
 import traceback
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (its lines joined by " | ")."""
+    return " | ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
 def run(snakemake, main) -> None:
     """Run ``main(snakemake, log)`` under the policy above."""
     logging.basicConfig(
@@ -55,10 +60,10 @@ def run(snakemake, main) -> None:
     except CorruptFile as exc:  # a damaged input: moved aside, so the next run recomputes it
         log.error("%s", exc)
         dest = quarantine(exc.path)
-        sys.exit(f"error in {where}: {exc}; moved to {dest}: run again to recompute it")
+        sys.exit(f"error in {where}: {one_line(exc)}; moved to {dest}: run again to recompute it")
     except (ValueError, DatasetUnavailable) as exc:
         log.error("%s", traceback.format_exc())
-        sys.exit(f"error in {where}: {exc}")
+        sys.exit(f"error in {where}: {one_line(exc)}")
     except Exception:  # a bug, or out of memory: keep the traceback in the rule's log too
         log.exception("unexpected error")
         raise

@@ -6,7 +6,8 @@ time is retried with more.
 Snakemake evaluates these functions when it builds the DAG, before the inputs
 of most jobs exist (a dry run, or a job whose inputs another job of the same
 run produces), and again, with every input present, just before it submits
-the job. Where an input is missing they therefore return a planning estimate
+the job. Where an input is missing (or damaged: a dry run leaves it in place)
+they therefore return a planning estimate
 (``BASE_MEM_MB`` for memory, the per-split allowance for run time); the job
 itself is sized from its real inputs.
 """
@@ -28,16 +29,20 @@ def bank_mb(
 ) -> float | None:
     """The size in MB of the bank a kernels job writes: kernels x n_train x
     (n_train + n_test) x item size (plus the eigendecompositions if asked),
-    from the headers of the data and split files; None if either is missing."""
+    from the headers of the data and split files; None if either is missing
+    or unreadable (a dry run leaves a damaged file in place: it only warns)."""
     import h5py
 
     if not (os.path.exists(data_path) and os.path.exists(splits_path)):
         return None
-    with h5py.File(data_path, "r") as f:
-        n_features = f["X"].shape[1]
-        n_similarities = f["S"].shape[0] if "S" in f else 0
-    with h5py.File(splits_path, "r") as f:
-        n_train, n_test = len(f[f"{split}/train"]), len(f[f"{split}/test"])
+    try:
+        with h5py.File(data_path, "r") as f:
+            n_features = f["X"].shape[1]
+            n_similarities = f["S"].shape[0] if "S" in f else 0
+        with h5py.File(splits_path, "r") as f:
+            n_train, n_test = len(f[f"{split}/train"]), len(f[f"{split}/test"])
+    except (OSError, KeyError):  # damaged: a real run moves it aside and recomputes it
+        return None
     if "similarity" in spec:
         m = max(n_similarities, 1)
     else:
