@@ -1,7 +1,7 @@
 """Snakemake's own share of a run's wall time, from one finished run.
 
 Every job's log (results/logs/...) starts with a "start" line and ends with
-"done" (workflow/scripts/_common.py), so the jobs' own time is known to the
+"done" (mkl/workflow/jobs.py), so the jobs' own time is known to the
 millisecond. With c cores and wall time W (given, or from the first start to
 the last done), the time Snakemake did not spend running job code is
 
