@@ -1,5 +1,5 @@
 # MKL research workflow: datasets -> splits -> kernel banks -> fits -> tables and figures.
-# See README.md and DESIGN.md. Run `snakemake --cores 2` for the quick experiment.
+# See README.md and docs/design.md. Run `snakemake --cores 2` for the quick experiment.
 from snakemake.utils import min_version
 
 min_version("9.0")

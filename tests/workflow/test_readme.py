@@ -1,0 +1,456 @@
+"""The README, run as written: its two-layer installs in fresh virtual
+environments, command 1 (the quick experiment), the report, a dry run of every
+target it lists, its benchmark commands' options, and every code example.
+
+The commands are parsed from README.md, never restated here, so a README that
+drifts from the project fails this test. A command that fails names itself and
+its last error line."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO, SHARED
+
+README = (REPO / "README.md").read_text()
+QUICK_TABLES = ("results.md", "paper.md", "paper_tables.md")
+QUICK_FIGURE = "accuracy.png"
+# the libraries the workflow extra adds: none may be importable beside the library alone
+WORKFLOW_ONLY = ("snakemake", "pandas", "matplotlib", "yaml", "tabulate", "rdata")
+
+
+# --- reading the README ---------------------------------------------------------------
+
+
+@dataclass
+class Block:
+    lang: str
+    code: str
+    section: str  # the "## " heading it is under
+
+
+def sections(text: str = README) -> dict[str, str]:
+    """Each "## " section's text (subsections included), by its heading."""
+    parts = re.split(r"^## +(.+)$", text, flags=re.M)
+    return {title.strip(): body for title, body in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def code_blocks(text: str = README) -> list[Block]:
+    return [
+        Block(lang, code, title)
+        for title, body in sections(text).items()
+        for lang, code in re.findall(r"^```(\w*)\n(.*?)^```", body, flags=re.M | re.S)
+    ]
+
+
+def command_1(text: str = README) -> tuple[str, str]:
+    """The line after the ``# 1.`` comment of the "Two commands" block, split at ``&&``."""
+    block = next(b for b in code_blocks(text) if b.section == "Two commands" and b.lang == "bash")
+    lines = block.code.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("# 1."))
+    line = next(ln for ln in lines[start + 1 :] if ln.strip() and not ln.startswith("#"))
+    install, run = (part.strip() for part in line.split("&&"))
+    return install, run
+
+
+def library_install(text: str = README) -> str:
+    """The ``pip install`` line of the library section: the library alone."""
+    for block in code_blocks(text):
+        if block.section == "The library" and block.lang == "bash":
+            for line in block.code.splitlines():
+                if line.startswith("pip install"):
+                    return shlex.join(shlex.split(line, comments=True))
+    raise AssertionError("the library section has no `pip install` command")
+
+
+def library_examples(text: str = README) -> list[str]:
+    return [b.code for b in code_blocks(text) if b.section == "The library" and b.lang == "python"]
+
+
+def target_table(text: str = README) -> list[str]:
+    """First column of every table whose header's first cell is "target"."""
+    targets, in_table = [], False
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        first = line.strip("|").split("|")[0].strip()
+        if first == "target":
+            in_table = True
+        elif in_table and first.startswith("`"):
+            targets.append(first.strip("`"))
+    return targets
+
+
+def snakemake_commands(text: str = README) -> list[str]:
+    """Every ``snakemake ...`` command: lines of bash blocks and inline code spans."""
+    found = []
+    for block in code_blocks(text):
+        if block.lang == "bash":
+            found += [ln for ln in block.code.splitlines() if ln.startswith("snakemake")]
+    found += re.findall(r"`(snakemake(?: [^`]*)?)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    commands = []
+    for command in found:
+        command = shlex.join(shlex.split(command, comments=True))
+        if command not in commands:
+            commands.append(command)
+    return commands
+
+
+def benchmark_commands(text: str = README) -> list[str]:
+    """Every ``python benchmarks/...`` command: lines of bash blocks and inline code spans."""
+    found = [
+        line
+        for block in code_blocks(text)
+        if block.lang == "bash"
+        for line in block.code.splitlines()
+        if line.startswith("python benchmarks/")
+    ]
+    found += re.findall(r"`(python benchmarks/[^`]*)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return list(dict.fromkeys(shlex.join(shlex.split(c, comments=True)) for c in found))
+
+
+# --- running commands in a fresh environment ------------------------------------------
+
+_ERROR_LINES = [
+    re.compile(r"^\w*(Error|Exception|Exit)\b.*:"),  # a Python exception's last line
+    re.compile(r"^(ERROR|error)\b"),  # pip, Snakemake's one-line job errors
+    re.compile(r"^(Error|WorkflowError|MissingInput)"),
+    re.compile(r"error|exception|failed|not found|no such", re.I),
+]
+
+
+def last_error_line(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for pattern in _ERROR_LINES:
+        for line in reversed(lines):
+            if pattern.search(line):
+                return line
+    return lines[-1] if lines else "(no output)"
+
+
+@dataclass
+class Step:
+    cmd: str
+    seconds: float
+    returncode: int
+    output: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.cmd!r} failed: {last_error_line(self.output)}"
+
+
+@dataclass
+class Env:
+    """A fresh virtual environment (no system site-packages) and a copy of the repository."""
+
+    venv: Path
+    repo: Path
+
+    @property
+    def environ(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
+            and not k.startswith(("CONDA_", "PYTEST_"))
+        }
+        env["VIRTUAL_ENV"] = str(self.venv)
+        env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        return env
+
+    def run(self, cmd: str, cwd: Path | None = None, timeout: float = 600) -> Step:
+        """``cmd`` as a user types it in the activated environment (its own
+        ``pip``, ``snakemake`` and ``python`` come first on PATH)."""
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(
+                shlex.split(cmd),
+                cwd=cwd or self.repo,
+                env=self.environ,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=timeout,
+            )
+            step = Step(cmd, time.monotonic() - start, proc.returncode, proc.stdout)
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+            step = Step(
+                cmd, time.monotonic() - start, -9, f"{out}\nError: timed out after {timeout} s"
+            )
+        except OSError as exc:  # the command is not installed
+            step = Step(cmd, time.monotonic() - start, -1, f"OSError: {exc}")
+        print(f"[{step.seconds:7.1f} s] rc={step.returncode} {cmd}", flush=True)
+        return step
+
+    def must(self, cmd: str, cwd: Path | None = None, timeout: float = 600) -> Step:
+        step = self.run(cmd, cwd, timeout)
+        if step.returncode != 0:
+            pytest.fail(step.message, pytrace=False)
+        return step
+
+
+def _copy_repository(dest: Path) -> Path:
+    """The repository's files (tracked, and new ones not ignored): no results/, no .snakemake/."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout
+        ignore = shutil.ignore_patterns(
+            ".git", "results", ".snakemake", "*.egg-info", "__pycache__", ".*cache", "build"
+        )
+        shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
+        return dest
+    for name in filter(None, listed.split("\0")):
+        src = REPO / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def _fresh_env(root: Path, name: str, repo: Path) -> Env:
+    venv = root / name
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    return Env(venv=venv, repo=repo)
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> tuple[Path, Path]:
+    """A copy of the repository with the dataset mirror beside it, as ../shared."""
+    root = tmp_path_factory.mktemp("readme")
+    repo = _copy_repository(root / "repo")
+    if SHARED.is_dir():  # config.yaml's second mirror, ../shared/datasets
+        (root / "shared").symlink_to(SHARED.resolve(), target_is_directory=True)
+    return root, repo
+
+
+# --- the README's own consistency (fast) ----------------------------------------------
+
+
+def test_readme_commands_are_found():
+    install, run = command_1()
+    assert install.startswith("pip install") and ".[workflow]" in shlex.split(install)
+    assert run.startswith("snakemake")
+    assert shlex.split(library_install())[-1] == "."
+    assert library_examples(), "the library section has no python example"
+    assert {"quick", "yang2011_gmkl", "kloft2009_lpmkl"} <= set(target_table())
+    for target in target_table():
+        assert (REPO / "config" / "experiments" / f"{target}.yaml").is_file(), target
+
+
+def test_readme_paths_exist():
+    """Every repository path the README names in backticks exists."""
+    spans = re.findall(r"`([^`\s]+)`", README)
+    roots = ("mkl/", "tests/", "docs/", "workflow/", "config/", "profiles/", "benchmarks/")
+    named = {s.rstrip(".,:;") for s in spans if s.startswith(roots) and "{" not in s}
+    named |= {"resources/datasets/README.md", "docs/design.md", "docs/protocols.md"}
+    missing = sorted(p for p in named if not (REPO / p).exists())
+    assert not missing, f"README names paths that do not exist: {missing}"
+
+
+def test_readme_module_names_exist():
+    """Every dotted ``mkl.…`` name the README gives in backticks imports."""
+    import importlib
+
+    names = set(re.findall(r"`(mkl(?:\.\w+)+)`", README))
+    assert names
+    for name in sorted(names):
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ModuleNotFoundError:
+                continue
+            for attr in parts[i:]:
+                assert hasattr(obj, attr), f"README names {name}, which does not exist"
+                obj = getattr(obj, attr)
+            break
+
+
+def test_python_examples_run_here(tmp_path):
+    """Every ```python block of the README, in the current environment."""
+    blocks = [b for b in code_blocks() if b.lang == "python"]
+    assert blocks
+    for i, block in enumerate(blocks):
+        script = tmp_path / f"block{i}.py"
+        script.write_text(block.code)
+        proc = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"README python block {i} failed: {last_error_line(proc.stderr)}")
+        _check_library_example_output(proc.stdout)
+
+
+def test_yaml_bank_example_is_the_bank_it_describes():
+    """The README's compact bank specification expands to 13 (d + 1) kernels."""
+    yaml = pytest.importorskip("yaml")
+    from mkl.kernels import expand_bank_spec
+
+    blocks = [b for b in code_blocks() if b.lang == "yaml"]
+    assert blocks
+    spec = yaml.safe_load(blocks[0].code)["kernels"]
+    assert "13 (d + 1)" in README
+    for d in (1, 8, 60):
+        assert len(expand_bank_spec(spec, n_features=d)) == 13 * (d + 1)
+
+
+def test_a_failing_command_names_itself_and_its_last_error_line(tmp_path):
+    env = Env(venv=Path(sys.prefix), repo=tmp_path)
+    cmd = "python -c 'import json; import no_such_module'"
+    with pytest.raises(pytest.fail.Exception) as failed:
+        env.must(cmd)
+    assert (
+        str(failed.value)
+        == f"{cmd!r} failed: ModuleNotFoundError: No module named 'no_such_module'"
+    )
+    pip_output = "Looking in indexes: ...\nERROR: No matching distribution found for nosuchpkg\n"
+    assert last_error_line(pip_output) == "ERROR: No matching distribution found for nosuchpkg"
+
+
+def _check_library_example_output(stdout: str):
+    match = re.search(r"test accuracy ([0-9.]+)", stdout)
+    if match:  # the library example prints its test accuracy
+        assert float(match.group(1)) > 0.9, stdout
+
+
+# --- the README in fresh environments (slow) ------------------------------------------
+# One test per environment: pytest runs in parallel (-n auto), and a fixture
+# shared by several tests would be built again on every worker.
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
+    root, repo = sandbox
+    env = _fresh_env(root, "venv-workflow", repo)
+    install, run = command_1()
+    env.must(install, timeout=1800)
+    before = {p.name for p in repo.iterdir()}
+    env.must(run, timeout=3600)
+    # the README's promise: nothing written outside results/ (and .snakemake/)
+    assert {p.name for p in repo.iterdir()} - before <= {"results", ".snakemake"}
+    _check_quick_results(env)
+    failures = _check_report(env) + _check_dry_runs(env) + _check_benchmarks(env)
+    if failures:
+        pytest.fail("\n".join(failures), pytrace=False)
+    shutil.rmtree(env.venv, ignore_errors=True)  # 0.6 GB; kept when the test fails
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_library_example_in_an_environment_with_the_library_alone(sandbox, tmp_path):
+    root, repo = sandbox
+    env = _fresh_env(root, "venv-library", repo)
+    env.must(library_install(), timeout=1800)
+    probe = f"import importlib.util as u; print([m for m in {WORKFLOW_ONLY!r} if u.find_spec(m)])"
+    step = env.must(f"python -c {shlex.quote(probe)}", cwd=tmp_path)
+    assert step.output.strip() == "[]", f"not the library alone: {step.output}"
+    for i, code in enumerate(library_examples()):
+        script = tmp_path / f"library_example_{i}.py"
+        script.write_text(code)
+        step = env.must(f"python {script}", cwd=tmp_path)
+        _check_library_example_output(step.output)
+    shutil.rmtree(env.venv, ignore_errors=True)  # kept when the test fails
+
+
+def _check_quick_results(env: Env):
+    tables = env.repo / "results" / "tables" / "quick"
+    figures = env.repo / "results" / "figures" / "quick"
+    for name in QUICK_TABLES:
+        assert (tables / name).is_file(), f"command 1 did not write {tables / name}"
+    md = (tables / "results.md").read_text()
+    assert "±" in md and "nan" not in md.lower()
+    assert (figures / QUICK_FIGURE).stat().st_size > 1000
+    assert (figures / "accuracy.pdf").stat().st_size > 1000
+
+
+def _check_report(env: Env) -> list[str]:
+    """The README's ``snakemake --report`` command; the HTML embeds the quick tables and figure."""
+    commands = [c for c in snakemake_commands() if "--report" in c]
+    if not commands:
+        return ["the README names no `snakemake --report` command"]
+    failures = []
+    for command in commands:
+        step = env.run(command, timeout=900)
+        if step.returncode != 0:
+            failures.append(step.message)
+            continue
+        words = shlex.split(command)
+        html_name = words[words.index("--report") + 1]
+        html = (env.repo / html_name).read_text(errors="replace")
+        # Snakemake 9 embeds each report() item as a data URI, keyed by its path
+        items = [env.repo / "results" / "tables" / "quick" / n for n in QUICK_TABLES]
+        items.append(env.repo / "results" / "figures" / "quick" / QUICK_FIGURE)
+        for item in items:
+            key = item.relative_to(env.repo).as_posix()
+            pattern = rf"filename={re.escape(item.name)};base64,([A-Za-z0-9+/=]+)"
+            embedded = [base64.b64decode(e) for e in re.findall(pattern, html)]
+            if f'"{key}": {{' not in html or item.read_bytes() not in embedded:
+                failures.append(f"{command!r}: {html_name} does not embed {key} as it is on disk")
+    return failures
+
+
+def _check_dry_runs(env: Env) -> list[str]:
+    """``snakemake -n`` for every target of the experiments table and every
+    snakemake command of the README (but cluster-profile commands, which need a
+    cluster, and commands with <placeholders>)."""
+    commands = [f"snakemake -n --cores 2 {target}" for target in target_table()]
+    for command in snakemake_commands():
+        words = shlex.split(command)
+        if "--report" in words or "--profile" in words or re.search(r"<\w+>", command):
+            continue
+        if not {"--unlock", "-n", "--dry-run", "--lint"} & set(words):
+            words.insert(1, "-n")
+        commands.append(shlex.join(words))
+    failures = []
+    for command in dict.fromkeys(commands):
+        step = env.run(command, timeout=900)
+        if step.returncode != 0:
+            failures.append(step.message)
+        elif (command.split()[-1] == "quick" or command == "snakemake -n") and (
+            "Nothing to be done" not in step.output
+        ):  # command 1 built the quick experiment: nothing is left to do
+            failures.append(f"{command!r} after command 1 has jobs to do: {step.output[-1500:]}")
+    return failures
+
+
+def _check_benchmarks(env: Env) -> list[str]:
+    """Each benchmark command starts in command 1's environment and knows its options."""
+    failures, helps = [], {}
+    for command in benchmark_commands():
+        words = shlex.split(command)
+        script = shlex.join(words[:2])
+        if script not in helps:
+            helps[script] = env.run(f"{script} --help", timeout=300)
+        step = helps[script]
+        if step.returncode != 0:
+            failures.append(step.message)
+            continue
+        unknown = [w for w in words[2:] if w.startswith("--") and w not in step.output]
+        if unknown:
+            failures.append(f"{command!r}: options not in its --help: {unknown}")
+    return list(dict.fromkeys(failures))
