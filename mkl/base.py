@@ -111,9 +111,9 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
         raise InputError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
     w2 = np.resize(_CHECK_WEIGHTS, M)
     W = np.stack([np.full(M, 1.0 / M), w2 / w2.sum()]).astype(K.dtype)
-    both = (W @ K.reshape(M, -1)).reshape(2, n, n).astype(np.float64)
+    both = (W @ K.reshape(M, -1)).reshape(2, n, n).astype(np.float64, copy=False)
     K_mean, K_other = both[0].copy(), both[1]  # the copy frees the pair when done
-    scale = max(np.abs(both).max(), 0.0)  # NaN or inf anywhere makes this non-finite
+    scale = max(float(both.max()), -float(both.min()))  # NaN/inf anywhere: not finite
     if not np.isfinite(scale):
         raise InputError(locate_bad_kernel(K))
     tol = 1e-6 * scale + 1e-300
