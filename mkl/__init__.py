@@ -22,6 +22,7 @@ from .exceptions import InputError, SolverError
 if TYPE_CHECKING:
     from .algorithms import ALGORITHMS
     from .base import MKLClassifier
+    from .factor_bank import FactorBank
 
 try:
     __version__ = version("mkl-research")
@@ -42,6 +43,10 @@ def __getattr__(name: str):
         from .base import MKLClassifier
 
         return MKLClassifier
+    if name == "FactorBank":  # loads scipy.sparse, which the data jobs do without
+        from .factor_bank import FactorBank
+
+        return FactorBank
     raise AttributeError(f"module 'mkl' has no attribute {name!r}")
 
 
@@ -67,6 +72,7 @@ def make_estimator(name: str, **params) -> MKLClassifier:
 
 __all__ = [
     "ALGORITHMS",
+    "FactorBank",
     "InputError",
     "KernelBank",
     "MKLClassifier",

@@ -3,9 +3,13 @@
 Every estimator is a scikit-learn classifier whose input is a bank of
 precomputed kernels: ``fit(K, y)`` with ``K`` of shape (M, n, n) or a
 :class:`~mkl.bank.KernelBank`, ``predict(K_test)`` with ``K_test`` of shape
-(M, n_test, n). Subclasses implement one method, :meth:`MKLClassifier._fit_binary`,
-for labels in {-1, +1}; this class does input validation, label encoding,
-one-vs-rest for more than two classes, prediction and the fitted attributes.
+(M, n_test, n). Estimators with ``accepts_factors`` also take a
+:class:`~mkl.factor_bank.FactorBank` (kernels K_m = Z_m Z_m' given by factors):
+``fit(bank, y)``, then ``predict(bank)`` on its test factors (or another
+FactorBank whose ``test`` factors match). Subclasses implement one method,
+:meth:`MKLClassifier._fit_binary`, for labels in {-1, +1}; this class does
+input validation, label encoding, one-vs-rest for more than two classes,
+prediction and the fitted attributes.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .bank import KernelBank
 from .exceptions import InputError
+from .factor_bank import FactorBank
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6
@@ -41,6 +46,8 @@ class BinaryFit:
     # similarities through a training-block transform (mkl.similarity); None:
     # every kernel uses dual_coef
     test_coef: np.ndarray | None = None
+    # factor banks: w = Z' dual_coef (R,), all test scores need (set by fit)
+    factor_coef: np.ndarray | None = None
 
 
 def as_kernel_array(K, name: str = "K") -> np.ndarray:
@@ -148,6 +155,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     # whether the method's math needs PSD kernels (the indefinite-similarity
     # methods take symmetric indefinite ones)
     requires_psd = True
+    # whether ``fit`` takes a FactorBank (the method's math needs only
+    # combinations, SVM solves and quadratic forms: mkl/algorithms/inner.py)
+    accepts_factors = False
 
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
@@ -190,14 +200,27 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more classes.
         """
         self._check_params()
-        if isinstance(K, KernelBank) and y is None:
+        if isinstance(K, (KernelBank, FactorBank)) and y is None:
             y = K.y_train
-        K = as_kernel_array(K, "K")
-        y = self._check_labels(y, K.shape[1])
+        factored = isinstance(K, FactorBank)
+        if factored:
+            if not self.accepts_factors:
+                raise InputError(
+                    f"{type(self).__name__} cannot use a FactorBank: it needs the kernel "
+                    "matrices themselves (an (M, n, n) array or a KernelBank). Methods that "
+                    "take factor banks: uniform, single_best, linear, simplemkl, silp, "
+                    "level, lp_newton, lp_cutting_plane, lp_analytic, gmkl, smkl, easymkl"
+                )
+            n = K.n_train
+        else:
+            K = as_kernel_array(K, "K")
+            n = K.shape[1]
+        y = self._check_labels(y, n)
         classes = np.unique(y)
         if classes.size < 2:
             raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
-        K_mean = check_training_kernels(K, psd=self.requires_psd)
+        # factor banks are checked when built (finite; PSD by construction)
+        K_mean = None if factored else check_training_kernels(K, psd=self.requires_psd)
         if classes.size == 2:
             tasks = [np.where(y == classes[1], 1, -1)]
         else:  # one-vs-rest
@@ -208,8 +231,16 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         finally:
             del self._shared
         self.classes_ = classes
-        self.n_kernels_ = K.shape[0]
-        self.n_train_ = K.shape[1]
+        if factored:
+            for f in fits:  # test scores need w = Z' beta only, not the training factors
+                if f.factor_coef is None:
+                    f.factor_coef = K.project(f.dual_coef)
+            self.n_kernels_ = K.n_kernels
+            self.factor_ranks_ = K.ranks.copy()
+        else:
+            self.n_kernels_ = K.shape[0]
+            self.factor_ranks_ = None
+        self.n_train_ = n
         self._set_fitted(fits)
         return self
 
@@ -244,6 +275,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, K_test):
         """Decision values: (n_test,) for two classes, (n_test, n_classes) otherwise."""
         check_is_fitted(self, "fits_")
+        factored = getattr(self, "factor_ranks_", None) is not None
+        if isinstance(K_test, FactorBank) or factored:
+            return self._factor_decision(K_test)
         if isinstance(K_test, KernelBank):
             if K_test.test is None:
                 raise InputError("the kernel bank has no test block")
@@ -269,6 +303,37 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         scores += np.array([f.intercept for f in self.fits_])
         if not np.isfinite(scores).all():
             raise InputError(locate_bad_kernel(K_test, "K_test"))
+        return scores[:, 0] if len(self.fits_) == 1 else scores
+
+    def _factor_decision(self, bank):
+        """Scores on a FactorBank's test factors: sum_m theta_m T_m Z_m' beta + b
+        = T (s * w) + b with w = Z' beta kept from the fit."""
+        if getattr(self, "factor_ranks_", None) is None:
+            raise InputError(
+                "this estimator was fitted on kernel matrices; predict needs the test "
+                "block (M, n_test, n_train), not a FactorBank"
+            )
+        if not isinstance(bank, FactorBank):
+            raise InputError(
+                "this estimator was fitted on a FactorBank; predict needs a FactorBank "
+                "with test factors"
+            )
+        if bank.test is None:
+            raise InputError("the factor bank has no test factors")
+        if not np.array_equal(bank.ranks, self.factor_ranks_):
+            raise InputError(
+                f"the test factors' ranks {bank.ranks.tolist()[:10]} do not match the "
+                f"training factors' {self.factor_ranks_.tolist()[:10]}"
+            )
+        weights = np.atleast_2d(self.weights_)
+        scores = np.stack(
+            [
+                bank.times(np.repeat(w, self.factor_ranks_) * f.factor_coef, block="test")
+                for w, f in zip(weights, self.fits_, strict=True)
+            ],
+            axis=1,
+        )
+        scores += np.array([f.intercept for f in self.fits_])
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def predict(self, K_test):

@@ -453,3 +453,24 @@ def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) ->
         "This method needs PSD kernels; for indefinite similarities use a method "
         "for them (eigen transforms, IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
     )
+
+
+# factor constructors (banks without n x n matrices) live in their own module
+# (mkl.kernel_factors) and are reachable here, beside the dense kernels they
+# approximate or represent; loaded on first use (scipy.sparse, which the
+# workflow's kernel jobs do without)
+_FACTOR_CONSTRUCTORS = (
+    "linear_group_bank",
+    "normalise_factors",
+    "nystroem_bank",
+    "random_fourier_bank",
+    "rank_one_bank",
+)
+
+
+def __getattr__(name: str):
+    if name in _FACTOR_CONSTRUCTORS:
+        from . import kernel_factors
+
+        return getattr(kernel_factors, name)
+    raise AttributeError(f"module 'mkl.kernels' has no attribute {name!r}")

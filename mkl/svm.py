@@ -41,6 +41,14 @@ class SVMSolution:
     C: float  # box actually used (finite also for hard margin)
     at_bound: bool  # hard margin only: not separable (an alpha hit the box, or the cap)
     converged: bool  # libsvm stopped on its tolerance, not its iteration cap
+    # b^2/2 (y'alpha)^2 where the intercept is a regularised constant feature b
+    # (the factored path, mkl.factor_svm); 0 with a free bias (y'alpha = 0)
+    bias_penalty: float = 0.0
+
+    @property
+    def linear_term(self) -> float:
+        """S(alpha) = 1'alpha - bias_penalty: J = S - 1/2 sum_m theta_m q_m."""
+        return float(self.alpha.sum()) - self.bias_penalty
 
 
 def solve_svm_dual(

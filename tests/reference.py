@@ -10,15 +10,18 @@ def psd_factor(K):
     return V * np.sqrt(np.clip(lam, 0, None))
 
 
-def svm_dual_value(K, y, C=None):
-    """max 1'a - 1/2 (a y)'K(a y), 0 <= a <= C, y'a = 0 (C=None: no upper bound)."""
+def svm_dual_value(K, y, C=None, intercept_sq=None):
+    """max 1'a - 1/2 (a y)'K(a y), 0 <= a <= C, y'a = 0 (C=None: no upper bound).
+    ``intercept_sq`` = b^2: the bias-free SVM whose intercept is a constant feature
+    b (mkl.factor_svm): no y'a = 0, and K + b^2 11'."""
     n = len(y)
     a = cp.Variable(n)
     L = psd_factor(K)
-    cons = [a >= 0, y @ a == 0]
+    cons = [a >= 0] + ([y @ a == 0] if intercept_sq is None else [])
     if C is not None:
         cons.append(a <= C)
-    prob = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, y))), cons)
+    objective = _linear_term(a, y, intercept_sq) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, y))
+    prob = cp.Problem(cp.Maximize(objective), cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, a.value
@@ -28,8 +31,16 @@ def _q_terms(Ls, a, y):
     return [cp.sum_squares(L.T @ cp.multiply(a, y)) for L in Ls]
 
 
-def _svm_box(a, y, C):
-    return [a >= 0, a <= C, y @ a == 0]
+def _svm_box(a, y, C, intercept_sq=None):
+    """The C-SVM's feasible set; with ``intercept_sq`` the bias-free one (no y'a = 0)."""
+    return [a >= 0, a <= C] + ([y @ a == 0] if intercept_sq is None else [])
+
+
+def _linear_term(a, y, intercept_sq=None):
+    """S(a) = 1'a, less b^2/2 (y'a)^2 for the bias-free SVM with a constant feature b."""
+    if intercept_sq is None:
+        return cp.sum(a)
+    return cp.sum(a) - 0.5 * intercept_sq * cp.square(y @ a)
 
 
 def _solve(objective, cons):
@@ -39,40 +50,43 @@ def _solve(objective, cons):
     return prob
 
 
-def l1_mkl(K, y, C):
+def l1_mkl(K, y, C, intercept_sq=None):
     """max_{alpha in A, t} 1'alpha - t  s.t. 1/2 q_m(alpha) <= t (Lanckriet et al. 2004's
-    QCQP); the weights are the multipliers of the quadratic constraints."""
+    QCQP); the weights are the multipliers of the quadratic constraints.
+    ``intercept_sq``: the bias-free problem of factor banks (``_linear_term``)."""
     Ls = [psd_factor(Km) for Km in K]
     a, t = cp.Variable(len(y)), cp.Variable()
     quad = [0.5 * q <= t for q in _q_terms(Ls, a, y)]
-    prob = _solve(cp.sum(a) - t, _svm_box(a, y, C) + quad)
+    prob = _solve(_linear_term(a, y, intercept_sq) - t, _svm_box(a, y, C, intercept_sq) + quad)
     return prob.value, np.array([c.dual_value for c in quad]).ravel()
 
 
-def lp_mkl(K, y, C, p):
+def lp_mkl(K, y, C, p, intercept_sq=None):
     """Kloft et al. 2009, eq. (9): max 1'alpha - 1/2 ||q(alpha)||_{p*};
     theta_m = (q_m / ||q||_{p*})^{1/(p-1)}."""
     Ls = [psd_factor(Km) for Km in K]
     a, t = cp.Variable(len(y)), cp.Variable(len(K))
     ps = p / (p - 1)
-    cons = _svm_box(a, y, C) + [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
-    prob = _solve(cp.sum(a) - 0.5 * cp.pnorm(t, ps), cons)
+    cons = _svm_box(a, y, C, intercept_sq)
+    cons += [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
+    prob = _solve(_linear_term(a, y, intercept_sq) - 0.5 * cp.pnorm(t, ps), cons)
     q = t.value
     return prob.value, (q / np.linalg.norm(q, ps)) ** (1 / (p - 1))
 
 
-def gmkl(K, y, C, v):
+def gmkl(K, y, C, v, intercept_sq=None):
     """max 1'alpha - 1/2 sigma(q(alpha)), sigma the support function of
     {theta >= 0: v 1'theta + (1-v)||theta||^2 <= 1}, by its dual
     sigma(q) = min_{mu > 0} mu + sum_m (q_m - mu v)_+^2 / (4 mu (1 - v));
     theta_m = (q_m - mu v)_+ / (2 mu (1 - v))."""
     Ls = [psd_factor(Km) for Km in K]
     a, t, mu = cp.Variable(len(y)), cp.Variable(len(K)), cp.Variable(pos=True)
-    cons = _svm_box(a, y, C) + [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
+    cons = _svm_box(a, y, C, intercept_sq)
+    cons += [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
     sigma = mu + sum(
         cp.quad_over_lin(cp.pos(t[m] - v * mu), 4 * (1 - v) * mu) for m in range(len(K))
     )
-    prob = _solve(cp.sum(a) - 0.5 * sigma, cons)
+    prob = _solve(_linear_term(a, y, intercept_sq) - 0.5 * sigma, cons)
     theta = np.maximum(t.value - v * mu.value, 0) / (2 * mu.value * (1 - v))
     return prob.value, theta
 

@@ -259,9 +259,10 @@ def test_simplemkl_line_search_survives_inexact_svm_solves(monkeypatch):
     K, y = problem(13)
     est = mkl.make_estimator("simplemkl", C=1.0)
     est.fit(K, y)
+    from mkl.algorithms.inner import DenseKernels
     from mkl.algorithms.wrapper import Oracle
 
-    oracle = Oracle(K, y, 1.0, 1e-3)
+    oracle = Oracle(DenseKernels(K), y, 1.0, 1e-3)
     base = oracle.evaluate(np.full(6, 1 / 6))
     D = np.array([0.1, -0.1, 0.0, 0.0, 0.0, 0.0])
     K_D = oracle.combine(D)

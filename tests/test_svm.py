@@ -45,10 +45,11 @@ def test_hard_margin_reports_non_separable_data(rng):
 
 
 def test_quadratic_terms_of_the_oracle(problem):
+    from mkl.algorithms.inner import DenseKernels
     from mkl.algorithms.wrapper import Oracle
 
     _, y, K = problem
-    oracle = Oracle(K, y, 1.0, 1e-3)
+    oracle = Oracle(DenseKernels(K), y, 1.0, 1e-3)
     pt = oracle.evaluate(np.array([1.0, 0.0, 0.0, 0.0]))
     expected = [pt.sol.dual_coef @ Km @ pt.sol.dual_coef for Km in K]
     assert np.allclose(oracle.q(pt), expected)

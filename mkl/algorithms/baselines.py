@@ -15,19 +15,18 @@ from sklearn.model_selection import StratifiedKFold
 
 from ..base import BinaryFit, MKLClassifier
 from ..exceptions import InputError
-from ..kernels import psd_quadratic_forms, spectral_ratio
-from ..svm import solve_svm_dual
+from .inner import inner_problem
 from .iterations import single_solve
 
 
 def _svm_fit(
-    weights, sol, K_used, method: str, svm_solves=1, passes=1, cv_converged=True, **extra
+    problem, weights, sol, K_used, method: str, svm_solves=1, passes=1, cv_converged=True, **extra
 ) -> BinaryFit:
     """A baseline's fit: one SVM on a fixed kernel. It computes no gap
     (``gap_`` is NaN) and has converged when its SVM solves have. An
     indefinite kernel that the SVM's solution meets is refused
     (:func:`mkl.kernels.psd_quadratic_forms`)."""
-    psd_quadratic_forms(K_used[None], sol.dual_coef, labels=[f"the combined kernel ({method})"])
+    problem.check_psd(K_used, sol.dual_coef, f"the combined kernel ({method})")
     log = single_solve(
         method, sol.objective, sol.converged, svm_solves=svm_solves, passes=passes, **extra
     )
@@ -38,7 +37,7 @@ def _svm_fit(
         dual_coef=sol.dual_coef,
         intercept=sol.bias,
         objective=sol.objective,
-        spectral_ratio=spectral_ratio(K_used),
+        spectral_ratio=problem.spectral_ratio(K_used),
         **log.fit_fields(),
     )
 
@@ -58,19 +57,26 @@ class UniformMKL(MKLClassifier):
     tol : float, libsvm's stopping tolerance.
     """
 
+    accepts_factors = True
+
     def __init__(self, C=1.0, tol=1e-3):
         self.C = C
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        sol = solve_svm_dual(K_mean, y, self.C, self.tol)
-        M = K.shape[0]
-        return _svm_fit(np.full(M, 1.0 / M), sol, K_mean, "UniformMKL")
+        problem = inner_problem(K, K_mean)
+        M = problem.n_kernels
+        theta = np.full(M, 1.0 / M)
+        combo = problem.uniform_combination(theta)
+        sol = problem.solve(combo, theta, y, self.C, self.tol)
+        return _svm_fit(problem, theta, sol, combo, "UniformMKL")
 
 
 class SingleKernelSVM(MKLClassifier):
     """SVM on one kernel of the bank (``kernel_index``); the ``linear`` baseline
     when the workflow passes it the linear kernel."""
+
+    accepts_factors = True
 
     def __init__(self, C=1.0, kernel_index=0, tol=1e-3):
         self.C = C
@@ -78,13 +84,15 @@ class SingleKernelSVM(MKLClassifier):
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        M = K.shape[0]
+        problem = inner_problem(K, K_mean)
+        M = problem.n_kernels
         m = self.kernel_index
         if not (isinstance(m, (int, np.integer)) and -M <= m < M):
             raise InputError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
         m = int(m) % M
-        sol = solve_svm_dual(K[m], y, self.C, self.tol)
-        return _svm_fit(_one_hot(M, m), sol, K[m], "SingleKernelSVM", passes=0)
+        theta = _one_hot(M, m)
+        sol = problem.solve(problem.kernel(m), theta, y, self.C, self.tol)
+        return _svm_fit(problem, theta, sol, problem.kernel(m), "SingleKernelSVM", passes=0)
 
 
 class SingleBestKernel(MKLClassifier):
@@ -94,6 +102,8 @@ class SingleBestKernel(MKLClassifier):
     ``history_`` holds each kernel's mean CV accuracy (``cv_accuracy``).
     """
 
+    accepts_factors = True
+
     def __init__(self, C=1.0, cv=3, random_state=0, tol=1e-3):
         self.C = C
         self.cv = cv
@@ -101,7 +111,8 @@ class SingleBestKernel(MKLClassifier):
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        M = K.shape[0]
+        problem = inner_problem(K, K_mean)
+        M = problem.n_kernels
         n_min = np.bincount((y > 0).astype(int)).min()
         if not (isinstance(self.cv, (int, np.integer)) and 2 <= self.cv <= n_min):
             raise InputError(
@@ -111,20 +122,21 @@ class SingleBestKernel(MKLClassifier):
         correct = np.zeros(M)
         cv_converged = True  # the selection's SVM solves (all converge unless C=None caps them)
         for tr, va in folds.split(np.zeros(len(y)), y):
-            K_tr = K[:, tr[:, None], tr[None, :]]
-            K_va = K[:, va[:, None], tr[None, :]]
+            sub, decision = problem.fold(tr, va)
             for m in range(M):
-                sol = solve_svm_dual(K_tr[m], y[tr], self.C, self.tol)
+                sol = sub.solve(sub.kernel(m), _one_hot(M, m), y[tr], self.C, self.tol)
                 cv_converged &= sol.converged
-                pred = np.where(K_va[m] @ sol.dual_coef + sol.bias > 0, 1, -1)
+                pred = np.where(decision(m, sol) > 0, 1, -1)
                 correct[m] += (pred == y[va]).sum()
         scores = correct / len(y)
         best = int(np.argmax(scores))
-        sol = solve_svm_dual(K[best], y, self.C, self.tol)
+        theta = _one_hot(M, best)
+        sol = problem.solve(problem.kernel(best), theta, y, self.C, self.tol)
         return _svm_fit(
-            _one_hot(M, best),
+            problem,
+            theta,
             sol,
-            K[best],
+            problem.kernel(best),
             "SingleBestKernel",
             svm_solves=self.cv * M + 1,
             passes=0,

@@ -63,15 +63,14 @@ class SimpleMKL(WrapperMKL):
         K_D = oracle.combine(D)
         cur = pt
         for _ in range(len(D)):  # each pass drops one kernel
-            slope0 = -0.5 * float(cur.sol.dual_coef @ (K_D @ cur.sol.dual_coef))
+            slope0 = -0.5 * oracle.curvature(K_D, cur)
             if slope0 >= 0 or not np.any(D < 0):
                 return cur
             theta, K_theta, D_new, K_D_new, gamma_max = self._follow(oracle, cur, D, K_D, mu)
             if gamma_max <= 0:  # degenerate: no room along this direction
                 return cur
             end = oracle.evaluate(theta, K_theta)
-            b = end.sol.dual_coef
-            slope = -0.5 * float(b @ (K_D @ b))  # dJ/dgamma at the breakpoint
+            slope = -0.5 * oracle.curvature(K_D, end)  # dJ/dgamma at the breakpoint
             if slope > 0 or end.J > cur.J:  # the minimum lies before the breakpoint
                 return self._line_search(oracle, cur, D, K_D, gamma_max, slope0, slope, end)
             if theta[mu] == 0:  # the reference kernel left: recompute the direction
@@ -93,15 +92,14 @@ class SimpleMKL(WrapperMKL):
         d_v = D[v]
         D[v] = 0.0
         D[mu] += d_v
-        K_D_new = K_D - d_v * oracle.K[v] + d_v * oracle.K[mu]
+        K_D_new = K_D - d_v * oracle.kernel(v) + d_v * oracle.kernel(mu)
         return theta, base.K + gamma * K_D, D, K_D_new, gamma
 
     @staticmethod
     def _trial(oracle, base, D, K_D, gamma):
         theta = np.maximum(base.theta + gamma * D, 0.0)
         new = oracle.evaluate(theta, base.K + gamma * K_D)
-        b = new.sol.dual_coef
-        return new, -0.5 * float(b @ (K_D @ b))  # dJ/dgamma (Danskin)
+        return new, -0.5 * oracle.curvature(K_D, new)  # dJ/dgamma (Danskin)
 
     def _line_search(self, oracle, base, D, K_D, gamma_max, slope0, slope_max, end):
         """Minimise the convex J(base + gamma D) on [0, gamma_max], bracketing the

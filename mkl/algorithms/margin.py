@@ -43,6 +43,7 @@ from ..base import BinaryFit, MKLClassifier, threshold_weights
 from ..exceptions import InputError
 from ..kernels import combine, psd_quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
+from .inner import inner_problem
 from .iterations import IterationLog, single_solve
 
 
@@ -118,6 +119,82 @@ def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
     return Margin(gamma, v, rho, gap / max(rho, 1e-300), converged, svm)
 
 
+def project_class_simplices(g: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Euclidean projection onto Gamma: each class's entries onto the unit simplex
+    (the sort-based projection of Held, Wolfe & Crowder 1974)."""
+    out = np.empty_like(g)
+    for mask in (pos, ~pos):
+        v = g[mask]
+        u = np.sort(v)[::-1]
+        css = np.cumsum(u) - 1.0
+        k = np.arange(1, len(u) + 1)
+        rho = int(np.flatnonzero(u - css / k > 0)[-1])
+        out[mask] = np.maximum(v - css[rho] / (rho + 1), 0.0)
+    return out
+
+
+# accelerated projected-gradient iterations before a factored margin solve gives up
+KOMD_MAX_ITER = 5000
+
+
+def komd_margin_factored(matvec, y: np.ndarray, tol: float = 1e-7) -> Margin:
+    """rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma when K is known only through
+    ``matvec`` (v -> K v; for a factor bank two passes over the factors), by
+    accelerated projected gradient (Beck & Teboulle 2009, FISTA) with a
+    backtracking estimate of the Lipschitz constant and adaptive restart
+    (O'Donoghue & Candes 2015) when the objective increases. Stops when the
+    relative Frank-Wolfe gap, an upper bound on (value - rho*) / value for this
+    convex QP, is at most ``tol`` (``converged`` False after KOMD_MAX_ITER
+    iterations). ``svm`` is None: the factored path trains its base learner by
+    its own SVM (mkl.factor_svm)."""
+    y = np.asarray(y, dtype=np.float64)
+    pos = y > 0
+    gamma = np.where(pos, 1.0 / pos.sum(), 1.0 / (~pos).sum())  # the centroids
+
+    def value_grad(g):
+        Kv = matvec(y * g)
+        return float((y * g) @ Kv), 2.0 * y * Kv
+
+    f, grad = value_grad(gamma)
+    # a first Lipschitz estimate from a few power iterations on K
+    x = np.random.default_rng(0).normal(size=len(y))
+    for _ in range(5):
+        x = matvec(x)
+        x /= max(np.linalg.norm(x), 1e-300)
+    L = max(2.0 * float(x @ matvec(x)), 1e-12)
+    z, f_z, grad_z, t = gamma.copy(), f, grad, 1.0
+    best = (f, gamma, grad)
+    gap = np.inf
+    converged = False
+    for _ in range(KOMD_MAX_ITER):
+        fb, gb, gradb = best
+        gap = max(float(gradb @ gb - gradb[pos].min() - gradb[~pos].min()), 0.0)
+        if gap <= tol * max(fb, 1e-300):
+            converged = True
+            break
+        while True:  # backtracking on L
+            new = project_class_simplices(z - grad_z / L, pos)
+            f_new, grad_new = value_grad(new)
+            d = new - z
+            if f_new <= f_z + float(grad_z @ d) + 0.5 * L * float(d @ d) + 1e-15 * abs(f_z):
+                break
+            L *= 2.0
+        if f_new > f and t > 1.0:  # adaptive restart: momentum lost
+            t = 1.0
+            z, f_z, grad_z = gamma, f, grad
+            continue
+        # (from a restart, the plain projected-gradient step is accepted: it
+        # decreases f up to rounding, and refusing it would stall at the optimum)
+        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+        z = new + (t - 1.0) / t_next * (new - gamma)
+        gamma, f, grad, t = new, f_new, grad_new, t_next
+        f_z, grad_z = value_grad(z)
+        if f < best[0]:
+            best = (f, gamma, grad)
+    f, gamma, _ = best
+    return Margin(gamma, y * gamma, f, gap / max(f, 1e-300), converged, None)
+
+
 def base_learner(
     K: np.ndarray, y: np.ndarray, C, svm_tol: float, margin_tol: float, margin=None
 ) -> SVMSolution:
@@ -163,6 +240,8 @@ class EasyMKL(MKLClassifier):
     svm_tol : float, libsvm's tolerance for a soft-margin base SVM.
     """
 
+    accepts_factors = True
+
     def __init__(self, lam=0.1, C=None, tol=1e-5, svm_tol=1e-3):
         self.lam = lam
         self.C = C
@@ -174,33 +253,47 @@ class EasyMKL(MKLClassifier):
         _check_unit_interval("lam", self.lam)
 
     def _prepare(self, K, K_mean):
-        traces = np.einsum("mii->m", K).astype(np.float64)
+        problem = inner_problem(K, K_mean)
+        traces = problem.traces()
         if not np.all(traces > 0):
             m = int(np.flatnonzero(~(traces > 0))[0])
             raise InputError(
                 f"EasyMKL needs kernels with positive trace; K[{m}] has trace {traces[m]:g}"
             )
-        return traces
+        return problem, traces
 
     def _fit_binary(self, K, y, K_mean):
-        M, n, _ = K.shape
-        traces = self._shared
-        # (1 - lam) sum_r K_r / tr K_r + lam I; the validation pass's average
-        # kernel serves when the traces are equal (unit-trace/unit-diagonal banks)
-        if np.allclose(traces, traces[0], rtol=1e-10):
-            K_komd = K_mean * ((1.0 - self.lam) * M / traces[0])
-        else:
-            K_komd = combine(K, (1.0 - self.lam) / traces)
-        K_komd[np.diag_indices(n)] += self.lam
-        margin = komd_margin(K_komd, y, self.tol)  # step 1
-        d = psd_quadratic_forms(K, margin.coef) / traces  # step 2
+        problem, traces = self._shared
+        M, n = problem.n_kernels, problem.n
+        komd_weights = (1.0 - self.lam) / traces
+        if problem.representation == "dense":
+            # (1 - lam) sum_r K_r / tr K_r + lam I; the validation pass's average
+            # kernel serves when the traces are equal (unit-trace/unit-diagonal banks)
+            if np.allclose(traces, traces[0], rtol=1e-10):
+                K_komd = K_mean * ((1.0 - self.lam) * M / traces[0])
+            else:
+                K_komd = combine(K, komd_weights)
+            K_komd[np.diag_indices(n)] += self.lam
+            margin = komd_margin(K_komd, y, self.tol)  # step 1
+        else:  # the same kernel through two passes over the factors
+            bank, lam = problem.bank, self.lam
+            s = bank.column_weights(komd_weights)
+
+            def matvec(v):
+                return bank.times(s * bank.project(v)) + lam * v
+
+            margin = komd_margin_factored(matvec, y, self.tol)
+        d = problem.forms(margin.coef) / traces  # step 2
         if not d.sum() > 0:
             raise InputError("EasyMKL: every kernel gives the margin vector a zero score")
         eta = d / d.sum()
         weights = eta / traces
         weights /= weights.sum()
-        K_final = combine(K, weights)  # step 3
-        sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol)
+        K_final = problem.combine(weights)  # step 3
+        if problem.representation == "dense":
+            sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol)
+        else:  # C=None: the bias-free hard margin (mkl.factor_svm)
+            sol = problem.solve(K_final, weights, y, self.C, self.svm_tol)
         log = single_solve(
             "EasyMKL",
             margin.value,
@@ -217,7 +310,7 @@ class EasyMKL(MKLClassifier):
             dual_coef=sol.dual_coef,
             intercept=sol.bias,
             objective=margin.value,
-            spectral_ratio=spectral_ratio(K_final),
+            spectral_ratio=problem.spectral_ratio(K_final),
             **log.fit_fields(),
         )
 

@@ -31,30 +31,23 @@ alpha'G_i alpha and the gradient come from one matrix-vector product).
 Stopping: relative gap (UB - LB) / |UB| <= tol, UB the best f_lambda seen and
 LB the best lower bound from convexity, f_lambda(alpha^k) + min_{Q'} grad^k'(a - alpha^k).
 The weights are eq. (13) at the best alpha; as the paper does, the final
-classifier is an SVM (with bias) on the combined kernel.
+classifier is an SVM (with bias) on the combined kernel; on a factor bank,
+the bias-free SVM with a regularised constant feature (``inner.py``).
+
+Factor banks: alpha'G_i alpha = ||Z_i'(alpha*y)||^2 and the gradient's
+sum_i theta_i K_i beta = Z (s * Z'beta) (two passes over the factors per step),
+Lambda_i = sigma_max(Z_i)^2 from the r_i x r_i Gram matrix.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.linalg import eigsh
 from scipy.special import logsumexp, softmax
 
 from ..base import BinaryFit, MKLClassifier
 from ..exceptions import InputError
-from ..kernels import combine, spectral_ratio
-from ..svm import solve_svm_dual
+from .inner import inner_problem
 from .iterations import IterationLog
-
-
-def largest_eigenvalue(K: np.ndarray) -> float:
-    """lambda_max of a symmetric kernel (Lanczos; dense solver for small n)."""
-    n = K.shape[0]
-    if n <= 64:
-        return float(np.linalg.eigvalsh(K)[-1])
-    return float(
-        eigsh(K.astype(np.float64, copy=False), k=1, which="LA", return_eigenvectors=False)[0]
-    )
 
 
 class SMKL(MKLClassifier):
@@ -64,6 +57,8 @@ class SMKL(MKLClassifier):
     ``weights_`` are eq. (13) there; ``smoothing_`` and ``lipschitz_`` hold the
     lambda and L used.
     """
+
+    accepts_factors = True
 
     def __init__(self, C=1.0, smoothing=None, tol=1e-2, max_iter=500, verbose=0):
         self.C = C
@@ -82,17 +77,10 @@ class SMKL(MKLClassifier):
             raise InputError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
 
     def _fit_binary(self, K, y, K_mean):
-        M, n, _ = K.shape
+        problem = inner_problem(K, K_mean)
+        M, n = problem.n_kernels, problem.n
         C = float(self.C)
-        flat = K.reshape(M * n, n)
-
-        def quad_terms(alpha):
-            """a_i = alpha'G_i alpha and G_i alpha (as y * K_i beta), one pass."""
-            beta = (alpha * y).astype(K.dtype, copy=False)
-            Kb = (flat @ beta).reshape(M, n).astype(np.float64)
-            return Kb @ (alpha * y), Kb
-
-        Lam = max(largest_eigenvalue(K[i]) for i in range(M))
+        Lam = float(problem.largest_eigenvalues().max())
         N = self.max_iter
         lam = self.smoothing
         if lam is None:
@@ -100,17 +88,23 @@ class SMKL(MKLClassifier):
         L = Lam + 2.0 * n * C**2 * Lam**2 / lam
 
         def f_and_grad(alpha):
-            a, Kb = quad_terms(alpha)
+            # a_i = alpha'G_i alpha, and what forms sum_i theta_i K_i beta: one pass
+            a, products = problem.forms_and_products(alpha * y)
             z = a / lam - 1.0
             theta = softmax(z)
             f = -alpha.sum() + 0.5 * lam * logsumexp(z)  # eq. (10)
-            grad = -1.0 + y * (theta @ Kb)  # derivative of (10); (12) up to its factor
+            # derivative of (10); (12) up to its factor
+            grad = -1.0 + y * problem.combined_product(theta, products)
             return f, grad, theta
 
         def clip(u):
             return np.clip(u, 0.0, C)
 
-        start = solve_svm_dual(K_mean, y, C)  # Algorithm 2, step 2
+        uniform = np.full(M, 1.0 / M)
+        start_K = problem.uniform_combination(uniform)
+        if start_K is None:
+            start_K = problem.combine(uniform)
+        start = problem.solve(start_K, uniform, y, C, 1e-3)  # Algorithm 2, step 2
         alpha = start.alpha
         log = IterationLog("SMKL", self.tol, N, verbose=self.verbose)
         log.inner(start.converged, "SVM")
@@ -135,8 +129,8 @@ class SMKL(MKLClassifier):
             alpha = tau * gamma_k + (1.0 - tau) * beta_k  # (19)
         _, weights = log.best
         self.smoothing_, self.lipschitz_ = float(lam), float(L)
-        K_final = combine(K, weights)
-        sol = solve_svm_dual(K_final, y, C)  # the final classifier
+        K_final = problem.combine(weights)
+        sol = problem.solve(K_final, weights, y, C, 1e-3)  # the final classifier
         log.inner(sol.converged, "SVM")
         log.finish()
         return BinaryFit(
@@ -144,6 +138,6 @@ class SMKL(MKLClassifier):
             dual_coef=sol.dual_coef,
             intercept=sol.bias,
             objective=log.best_objective,
-            spectral_ratio=spectral_ratio(K_final),
+            spectral_ratio=problem.spectral_ratio(K_final),
             **log.fit_fields(),
         )

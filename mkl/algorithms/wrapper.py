@@ -11,11 +11,16 @@ gap they report; this module holds the loop, the oracle (the only place an SVM
 is solved and the bank is read) and the stopping rule; the history, the best
 point and the warnings are the shared iteration record (``iterations.py``).
 
+The oracle works on an inner problem (``inner.py``): a dense bank (the SVM
+with bias, libsvm) or a factor bank (the bias-free SVM with a regularised
+constant feature, warm-started dual coordinate descent). J(theta) =
+S(alpha) - 1/2 theta'q(alpha) on both, S the solution's ``linear_term``.
+
 Cost model (docs/design.md, performance): a pass over the bank (forming a
 combination, or computing q) costs about as much as an SVM solve at n = 500.
 The oracle therefore forms combinations along a line as K(theta) + gamma K(d)
-from two n x n matrices, so trial points of a line search cost one SVM solve
-and no pass.
+from two "combinations" (n x n matrices; weight vectors for factor banks), so
+trial points of a line search cost one SVM solve and no pass.
 """
 
 from __future__ import annotations
@@ -25,15 +30,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import BinaryFit, MKLClassifier
-from ..kernels import combine, psd_quadratic_forms, spectral_ratio
-from ..svm import SVMSolution, solve_svm_dual
+from ..svm import SVMSolution
+from .inner import inner_problem
 from .iterations import IterationLog
 
 
 @dataclass
 class Point:
-    """One evaluated weight vector: theta, its combined kernel, the SVM solution
-    and J(theta). ``q`` (one pass over the bank) is computed on demand."""
+    """One evaluated weight vector: theta, its combination K (an n x n matrix, or
+    the weights themselves for a factor bank), the SVM solution and J(theta).
+    ``q`` (one pass over the bank) is computed on demand."""
 
     theta: np.ndarray
     K: np.ndarray
@@ -46,24 +52,30 @@ class Point:
 
 
 class Oracle:
-    """Evaluates J and its gradient on one bank; counts SVM solves and bank passes."""
+    """Evaluates J and its gradient on one inner problem (``inner.py``); counts SVM
+    solves and bank passes."""
 
-    def __init__(self, K: np.ndarray, y: np.ndarray, C, svm_tol: float):
-        self.K, self.y, self.C, self.svm_tol = K, y, C, svm_tol
+    def __init__(self, problem, y: np.ndarray, C, svm_tol: float):
+        self.problem, self.y, self.C, self.svm_tol = problem, y, C, svm_tol
         self.svm_solves = 0
         self.passes = 0
         self.log: IterationLog | None = None  # told of every SVM solve's convergence
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
-        self.passes += 1
-        return combine(self.K, theta)
+        if self.problem.representation == "dense":
+            self.passes += 1
+        return self.problem.combine(theta)
+
+    def kernel(self, m: int) -> np.ndarray:
+        """The combination of kernel m alone."""
+        return self.problem.kernel(m)
 
     def evaluate(self, theta: np.ndarray, K_theta: np.ndarray | None = None) -> Point:
-        """J(theta); pass ``K_theta`` when the combined kernel is already known."""
-        if K_theta is None:
-            K_theta = self.combine(theta)
+        """J(theta); pass ``K_theta`` when the combination is already known."""
+        if K_theta is None or self.problem.representation != "dense":
+            K_theta = self.combine(theta)  # factor banks: the (clipped) weights themselves
         self.svm_solves += 1
-        sol = solve_svm_dual(K_theta, self.y, self.C, self.svm_tol)
+        sol = self.problem.solve(K_theta, theta, self.y, self.C, self.svm_tol)
         if self.log is not None:
             self.log.inner(sol.converged, "SVM")
         return Point(theta, K_theta, sol)
@@ -72,19 +84,27 @@ class Oracle:
         """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
         if pt._q is None:
             self.passes += 1
-            pt._q = psd_quadratic_forms(self.K, pt.sol.dual_coef)
+            pt._q = self.problem.forms(pt.sol.dual_coef)
         return pt._q
+
+    def curvature(self, K_d: np.ndarray, pt: Point) -> float:
+        """beta' K(d) beta at ``pt``'s solution, for the combination K_d = K(d):
+        the slope of J along d is -1/2 of it (Danskin)."""
+        if self.problem.representation == "dense":
+            return self.problem.curvature(K_d, pt.sol.dual_coef)
+        return float(K_d @ self.q(pt))
 
 
 def dual_bound(pt: Point, q: np.ndarray, domain) -> float:
-    """D(alpha) = 1'alpha - 1/2 sigma_Theta(q(alpha)) <= min J (weak duality)."""
-    return float(pt.sol.alpha.sum() - 0.5 * domain.support(q))
+    """D(alpha) = S(alpha) - 1/2 sigma_Theta(q(alpha)) <= min J (weak duality)."""
+    return float(pt.sol.linear_term - 0.5 * domain.support(q))
 
 
 def record_cut(oracle: Oracle, state: dict, pt: Point) -> None:
-    """Keep the cut J(theta) >= S - 1/2 q'theta that ``pt`` gives (S = 1'alpha),
-    in ``state["S"]`` and ``state["Q"]``, for cutting-plane and level methods."""
-    state.setdefault("S", []).append(float(pt.sol.alpha.sum()))
+    """Keep the cut J(theta) >= S - 1/2 q'theta that ``pt`` gives (S = 1'alpha, less
+    the intercept's penalty on the factored path), in ``state["S"]`` and
+    ``state["Q"]``, for cutting-plane and level methods."""
+    state.setdefault("S", []).append(pt.sol.linear_term)
     state.setdefault("Q", []).append(oracle.q(pt))
 
 
@@ -123,16 +143,17 @@ class WrapperMKL(MKLClassifier):
         state["lower"] = max(state.get("lower", -np.inf), lower)
         return relative_gap(state["best"].J, state["lower"])
 
+    accepts_factors = True
+
     def _fit_binary(self, K, y, K_mean):
         domain = self._domain()
-        M = K.shape[0]
-        oracle = Oracle(K, y, self.C, self.svm_tol)
+        problem = inner_problem(K, K_mean)
+        oracle = Oracle(problem, y, self.C, self.svm_tol)
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log
-        theta = domain.initial(M)
+        theta = domain.initial(problem.n_kernels)
         # the uniform start reuses the average kernel formed by input validation
-        start_K = K_mean * (theta[0] * M) if np.all(theta == theta[0]) else None
-        pt = oracle.evaluate(theta, start_K)
+        pt = oracle.evaluate(theta, problem.uniform_combination(theta))
         state = {"domain": domain}
         for it in range(1, self.max_iter + 1):
             state["best"] = log.consider(pt.J, pt)
@@ -158,6 +179,6 @@ class WrapperMKL(MKLClassifier):
             dual_coef=best.sol.dual_coef,
             intercept=best.sol.bias,
             objective=best.J,
-            spectral_ratio=spectral_ratio(best.K),
+            spectral_ratio=problem.spectral_ratio(best.K),
             **log.fit_fields(),
         )

@@ -1,0 +1,232 @@
+"""The inner problems behind the wrapper oracle (``wrapper.py``), one per kernel
+representation. The MKL loops never touch a bank directly: they ask the inner
+problem for a combination, an SVM solve on it and the quadratic forms q_m, so a
+new representation is a new class here, never a second copy of a loop.
+
+Both solve, for fixed weights theta, the SVM dual
+
+    J(theta) = max_alpha  S(alpha) - 1/2 sum_m theta_m q_m(alpha),
+    q_m(alpha) = (alpha*y)' K_m (alpha*y),
+
+and differ in the feasible set and S:
+
+* :class:`DenseKernels` (an (M, n, n) bank): the C-SVM with bias, 0 <= alpha <= C,
+  y'alpha = 0, S(alpha) = 1'alpha, solved by libsvm (``mkl.svm``). A
+  "combination" is the n x n matrix K(theta).
+* :class:`FactorKernels` (a :class:`~mkl.factor_bank.FactorBank`): the
+  bias-free C-SVM whose intercept is a regularised constant feature b
+  (``mkl.factor_svm``): 0 <= alpha <= C, S(alpha) = 1'alpha - b^2/2 (y'alpha)^2,
+  solved by dual coordinate descent warm-started at the previous alpha. A
+  "combination" is the weight vector itself (nothing n x n exists). b^2 is the
+  mean diagonal of the average kernel (1 for unit-diagonal kernels: liblinear's
+  B = 1), fixed per bank, so J stays one convex function of theta.
+
+S does not depend on theta, so every bound of the wrapper framework (the cuts
+J >= S(alpha) - 1/2 q(alpha)'theta and the dual bound S(alpha) - 1/2 sigma(q))
+holds for both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..factor_bank import FactorBank
+from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
+from ..svm import SVMSolution, solve_svm_dual
+
+
+class DenseKernels:
+    """A dense bank K (M, n, n); ``K_mean`` the average kernel from input validation."""
+
+    representation = "dense"
+
+    def __init__(self, K: np.ndarray, K_mean: np.ndarray | None = None):
+        self.K = K
+        self.K_mean = K_mean
+        self.n_kernels, self.n = K.shape[0], K.shape[1]
+
+    def combine(self, theta: np.ndarray) -> np.ndarray:
+        """K(theta) (one pass over the bank)."""
+        return combine(self.K, theta)
+
+    def uniform_combination(self, theta: np.ndarray) -> np.ndarray | None:
+        """K(theta) for equal weights from the average kernel, without a pass
+        (None when the weights are not equal or no average is known)."""
+        if self.K_mean is None or not np.all(theta == theta[0]):
+            return None
+        return self.K_mean * (theta[0] * self.n_kernels)
+
+    def kernel(self, m: int) -> np.ndarray:
+        return self.K[m]
+
+    def solve(self, combo, theta, y, C, tol) -> SVMSolution:
+        return solve_svm_dual(combo, y, C, tol)
+
+    def forms(self, beta: np.ndarray) -> np.ndarray:
+        """q_m = beta' K_m beta, refusing an indefinite kernel (one pass)."""
+        return psd_quadratic_forms(self.K, beta)
+
+    def forms_and_products(self, beta: np.ndarray):
+        """q (M,) and a handle from which :meth:`combined_product` forms
+        K(theta) beta for any theta without another pass (dense: the M vectors K_m beta)."""
+        M, n = self.n_kernels, self.n
+        Kb = (self.K.reshape(M * n, n) @ beta.astype(self.K.dtype, copy=False)).reshape(M, n)
+        Kb = Kb.astype(np.float64)
+        return Kb @ beta, Kb
+
+    def combined_product(self, theta: np.ndarray, handle) -> np.ndarray:
+        return theta @ handle
+
+    def curvature(self, combo: np.ndarray, beta: np.ndarray, q=None) -> float:
+        """beta' K(d) beta for the combination ``combo`` = K(d) (no pass)."""
+        return float(beta @ (combo @ beta))
+
+    def spectral_ratio(self, combo: np.ndarray) -> float:
+        return spectral_ratio(combo)
+
+    def largest_eigenvalues(self) -> np.ndarray:
+        from scipy.sparse.linalg import eigsh
+
+        out = []
+        for Km in self.K:
+            if self.n <= 64:  # dense solver for small n, in the bank's dtype
+                out.append(float(np.linalg.eigvalsh(Km)[-1]))
+            else:
+                Km = Km.astype(np.float64, copy=False)
+                out.append(float(eigsh(Km, k=1, which="LA", return_eigenvectors=False)[0]))
+        return np.array(out)
+
+    def traces(self) -> np.ndarray:
+        return np.einsum("mii->m", self.K).astype(np.float64)
+
+    def check_psd(self, combo: np.ndarray, beta: np.ndarray, label: str) -> None:
+        """Refuse an indefinite combination that the solution ``beta`` meets."""
+        psd_quadratic_forms(combo[None], beta, labels=[label])
+
+    def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray):
+        """The problem on ``fit_rows`` and a function giving, for kernel m and a
+        solution on them, the decision values on ``eval_rows`` (cross-validation)."""
+        sub = DenseKernels(self.K[:, fit_rows[:, None], fit_rows[None, :]])
+        cross = self.K[:, eval_rows[:, None], fit_rows[None, :]]
+
+        def decision(m: int, sol: SVMSolution) -> np.ndarray:
+            return cross[m] @ sol.dual_coef + sol.bias
+
+        return sub, decision
+
+    def raw_forms(self, v: np.ndarray) -> np.ndarray:
+        return quadratic_forms(self.K, v)
+
+
+class FactorKernels:
+    """A :class:`~mkl.factor_bank.FactorBank`: combinations are weight vectors and
+    each SVM solve warm-starts from the previous alpha."""
+
+    representation = "factors"
+
+    def __init__(self, bank: FactorBank):
+        self.bank = bank
+        self.n_kernels, self.n = bank.n_kernels, bank.n_train
+        self._traces = bank.traces()
+        # b^2: the mean diagonal of the average kernel (module docstring)
+        b2 = float(self._traces.sum()) / (self.n_kernels * self.n)
+        self.intercept_sq = b2 if b2 > 0 else 1.0
+        self._warm: np.ndarray | None = None
+        self.epochs: list[int] = []  # coordinate-descent epochs per solve
+
+    def combine(self, theta: np.ndarray) -> np.ndarray:
+        return np.asarray(theta, dtype=np.float64).copy()
+
+    def uniform_combination(self, theta: np.ndarray) -> np.ndarray:
+        return self.combine(theta)
+
+    def kernel(self, m: int) -> np.ndarray:
+        e = np.zeros(self.n_kernels)
+        e[m] = 1.0
+        return e
+
+    def solve(self, combo, theta, y, C, tol) -> SVMSolution:
+        from ..factor_svm import solve_factored_svm
+
+        warm = self._warm if self._warm is not None and len(self._warm) == len(y) else None
+        sol = solve_factored_svm(
+            self.bank.train,
+            self.bank.offsets,
+            np.maximum(theta, 0.0),
+            y,
+            C,
+            tol,
+            intercept_sq=self.intercept_sq,
+            alpha0=warm,
+        )
+        self._warm = sol.alpha
+        self.epochs.append(sol.epochs)
+        return sol
+
+    def forms(self, beta: np.ndarray) -> np.ndarray:
+        """q_m = ||Z_m' beta||^2 (one pass; PSD by construction)."""
+        return self.bank.quadratic_forms(beta)
+
+    def forms_and_products(self, beta: np.ndarray):
+        w = self.bank.project(beta)
+        return self.bank.group_sums(w * w), w
+
+    def combined_product(self, theta: np.ndarray, handle) -> np.ndarray:
+        """K(theta) beta = Z (s * w) for w = Z' beta (one pass)."""
+        return self.bank.times(self.bank.column_weights(theta) * handle)
+
+    def curvature(self, combo: np.ndarray, beta: np.ndarray, q=None) -> float:
+        """beta' K(d) beta = d'q(beta) for the weight vector ``combo`` = d."""
+        if q is None:
+            q = self.forms(beta)
+        return float(combo @ q)
+
+    def spectral_ratio(self, combo: np.ndarray) -> float:
+        return self.bank.spectral_ratio(combo)
+
+    def largest_eigenvalues(self) -> np.ndarray:
+        """lambda_max(Z_m Z_m') = sigma_max(Z_m)^2: the Gram matrix Z_m'Z_m (r_m x r_m)
+        for small ranks, Lanczos on it otherwise."""
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        out = []
+        for m in range(self.n_kernels):
+            Zm = self.bank.factor(m)
+            r = Zm.shape[1]
+            if r <= 256:
+                G = Zm.T @ Zm
+                G = G.toarray() if sp.issparse(G) else G
+                out.append(float(np.linalg.eigvalsh(np.asarray(G, dtype=np.float64))[-1]))
+            else:
+                op = LinearOperator((r, r), matvec=lambda x, Zm=Zm: Zm.T @ (Zm @ x), dtype=float)
+                out.append(float(eigsh(op, k=1, which="LA", return_eigenvectors=False)[0]))
+        return np.array(out)
+
+    def traces(self) -> np.ndarray:
+        return self._traces
+
+    def check_psd(self, combo: np.ndarray, beta: np.ndarray, label: str) -> None:
+        """Nothing to check: K_m = Z_m Z_m' is PSD by construction."""
+
+    def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray):
+        """As :meth:`DenseKernels.fold`, on the factors' rows."""
+        sub = FactorKernels(self.bank.rows(fit_rows))
+        held = self.bank.rows(eval_rows)
+
+        def decision(m: int, sol: SVMSolution) -> np.ndarray:
+            w = sub.bank.project(sol.dual_coef) * sub.bank.column_weights(self.kernel(m))
+            return held.times(w) + sol.bias
+
+        return sub, decision
+
+    def raw_forms(self, v: np.ndarray) -> np.ndarray:
+        return self.bank.quadratic_forms(v)
+
+
+def inner_problem(K, K_mean=None):
+    """The inner problem for a bank: :class:`FactorKernels` for a FactorBank,
+    :class:`DenseKernels` for an (M, n, n) array."""
+    if isinstance(K, FactorBank):
+        return FactorKernels(K)
+    return DenseKernels(K, K_mean)

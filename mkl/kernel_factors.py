@@ -1,0 +1,282 @@
+"""Factor constructors: banks of kernels K_m = Z_m Z_m' without n x n matrices
+(:class:`~mkl.factor_bank.FactorBank`). Also importable from :mod:`mkl.kernels`.
+
+* :func:`nystroem_bank` -- the Nystroem approximation (Williams & Seeger 2001) of
+  any kernel of :mod:`mkl.kernels`: with landmarks L (a seeded sample of the
+  training points, the same for every kernel of the bank),
+  Z = k(X, L) U Lambda^{-1/2} for the eigendecomposition k(L, L) = U Lambda U'
+  (eigenvalues below ``1e-10`` of the largest dropped, so r_m <= rank);
+  K~ = Z Z' = k(X, L) k(L, L)^+ k(L, X).
+* :func:`random_fourier_bank` -- random Fourier features (Rahimi & Recht 2007)
+  for Gaussian kernels: Z = sqrt(2/D) cos(X W / width + b), W ~ N(0, I),
+  b ~ U[0, 2 pi), one draw shared by the bank's widths; E[Z Z'] = K.
+* :func:`rank_one_bank` -- exact rank-one kernels x_j x_j', one per feature
+  column (sparse input stays sparse): Xu et al. 2010's one kernel per term.
+* :func:`linear_group_bank` -- exact linear kernels on groups of features.
+
+Normalisations act on the factors exactly as on the kernel Z Z' they represent
+(:func:`normalise_factors`; the same definitions as ``mkl.kernels``): unit trace
+and unit variance divide Z by the square root of the training block's divisor;
+the cosine normalisation (``unit_diagonal``) divides each row by its norm, the
+square root of its diagonal entry, for training and test rows alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import InputError
+from .factor_bank import FactorBank
+from .kernels import (
+    ALL_FEATURES,
+    NORMALISATIONS,
+    KernelSpec,
+    _check_features,
+    kernel_function,
+)
+
+# Nystroem: eigenvalues of k(L, L) below this fraction of the largest are dropped
+NYSTROEM_RCOND = 1e-10
+
+
+def normalise_factors(Z, T, how: str):
+    """Normalise the kernel Z Z' (training) and its test block T Z' as
+    ``mkl.kernels`` normalises dense blocks; returns (Z, T, divisor) with
+    divisor the scalar the training block was divided by (1 for the cosine)."""
+    if how not in NORMALISATIONS:
+        raise InputError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
+    if how == "none":
+        return Z, T, 1.0
+    if how == "unit_diagonal":
+        return _unit_rows(Z), (None if T is None else _unit_rows(T)), 1.0
+    n = Z.shape[0]
+    sq = float(Z.multiply(Z).sum()) if sp.issparse(Z) else float(np.einsum("ij,ij->", Z, Z))
+    if how == "unit_trace":
+        f = sq
+    else:  # unit_variance: 1/n tr K - 1/n^2 1'K1, with 1'K1 = ||Z'1||^2
+        col = np.asarray(Z.sum(axis=0), dtype=np.float64).ravel()
+        mean_diag = sq / n
+        f = mean_diag - float(col @ col) / n**2
+        if f <= 1e-12 * abs(mean_diag):
+            raise InputError(
+                "cannot normalise to unit_variance: the training block's implied "
+                f"variance is {f:.3g}, zero up to rounding (a constant kernel)"
+            )
+    if not np.isfinite(f) or f <= 0:
+        raise InputError(f"cannot normalise to {how}: the training block's factor is {f}")
+    root = np.sqrt(f)
+    return Z / root, (None if T is None else T / root), f
+
+
+def _unit_rows(Z):
+    """Rows divided by their norms (rows of norm 0 stay 0): diag(Z Z') becomes 1."""
+    if sp.issparse(Z):
+        norms = np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1), dtype=np.float64).ravel())
+        norms[norms == 0] = 1.0
+        return sp.csr_matrix(sp.diags(1.0 / norms) @ Z, dtype=Z.dtype)
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z, dtype=np.float64))
+    norms[norms == 0] = 1.0
+    return (Z / norms[:, None]).astype(Z.dtype, copy=False)
+
+
+def _select(X, feature: int):
+    return X if feature == ALL_FEATURES else X[:, [feature]]
+
+
+def nystroem_bank(
+    specs: Sequence[KernelSpec],
+    X_train,
+    X_test=None,
+    rank: int = 200,
+    random_state: int | None = 0,
+    dtype=np.float64,
+    y_train=None,
+    y_test=None,
+) -> FactorBank:
+    """A FactorBank of the Nystroem approximations of ``specs`` with ``rank``
+    landmarks drawn (seeded by ``random_state``) from the training rows, shared
+    by all kernels. ``rank`` must be at most n_train; each factor has at most
+    ``rank`` columns (fewer where k(L, L) is numerically singular)."""
+    X_train = _check_features(X_train, "X_train")
+    n = X_train.shape[0]
+    if not (isinstance(rank, (int, np.integer)) and 1 <= rank <= n):
+        raise InputError(
+            f"rank must be an integer in [1, {n}] (the number of training points "
+            f"that can serve as landmarks), got {rank!r}"
+        )
+    if X_test is not None:
+        X_test = _check_features(X_test, "X_test")
+        _check_same_features(X_train, X_test)
+    landmarks = X_train[np.random.default_rng(random_state).choice(n, rank, replace=False)]
+    train, test = [], []
+    for spec in specs:
+        if spec.family == "identity":
+            raise InputError("the identity kernel has no low-rank approximation (Nystroem)")
+        K_LL = kernel_function(spec, landmarks, landmarks, same=True)
+        lam, U = np.linalg.eigh((K_LL + K_LL.T) / 2)
+        keep = lam > NYSTROEM_RCOND * max(lam[-1], 0.0)
+        if not keep.any():
+            raise InputError(f"{spec.label()}: the landmarks' kernel matrix is zero")
+        map_ = U[:, keep] / np.sqrt(lam[keep])
+        Z = kernel_function(spec, X_train, landmarks) @ map_
+        T = None if X_test is None else kernel_function(spec, X_test, landmarks) @ map_
+        Z, T, _ = normalise_factors(Z, T, spec.normalise)
+        train.append(Z.astype(dtype))
+        test.append(None if T is None else T.astype(dtype))
+    return FactorBank(
+        train,
+        None if X_test is None else test,
+        names=[s.label() for s in specs],
+        y_train=y_train,
+        y_test=y_test,
+    )
+
+
+def random_fourier_bank(
+    specs: Sequence[KernelSpec],
+    X_train,
+    X_test=None,
+    n_components: int = 200,
+    random_state: int | None = 0,
+    dtype=np.float64,
+    y_train=None,
+    y_test=None,
+) -> FactorBank:
+    """A FactorBank of random Fourier features for Gaussian ``specs``
+    (k(x, z) = exp(-||x - z||^2 / (2 width^2))), ``n_components`` features each,
+    one seeded draw of W and b shared by the bank."""
+    X_train = _check_features(X_train, "X_train")
+    if not (isinstance(n_components, (int, np.integer)) and n_components >= 1):
+        raise InputError(f"n_components must be a positive integer, got {n_components!r}")
+    if X_test is not None:
+        X_test = _check_features(X_test, "X_test")
+        _check_same_features(X_train, X_test)
+    rng = np.random.default_rng(random_state)
+    W = rng.normal(size=(X_train.shape[1], n_components))
+    b = rng.uniform(0.0, 2.0 * np.pi, size=n_components)
+    scale = np.sqrt(2.0 / n_components)
+    train, test = [], []
+    for spec in specs:
+        if spec.family != "gaussian":
+            raise InputError(
+                f"random Fourier features approximate Gaussian kernels only, got {spec.label()}"
+            )
+        rows = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
+        Wm = W[rows] / spec.param
+
+        def features(X, Wm=Wm, feature=spec.feature):
+            return scale * np.cos(_select(X, feature) @ Wm + b)
+
+        Z, T, _ = normalise_factors(
+            features(X_train), None if X_test is None else features(X_test), spec.normalise
+        )
+        train.append(Z.astype(dtype))
+        test.append(None if T is None else T.astype(dtype))
+    return FactorBank(
+        train,
+        None if X_test is None else test,
+        names=[s.label() for s in specs],
+        y_train=y_train,
+        y_test=y_test,
+    )
+
+
+def rank_one_bank(
+    X_train, X_test=None, normalise: str = "none", y_train=None, y_test=None
+) -> FactorBank:
+    """One exact rank-one kernel x_j x_j' per feature column j (the linear kernel
+    on feature j); sparse input (e.g. a document-term matrix) stays sparse."""
+    Z, T = _features_pair(X_train, X_test)
+    names = [f"linear@x{j}" for j in range(Z.shape[1])]
+    if normalise != "none":  # per kernel: columns are kernels here
+        Z, T = _normalise_columns(Z, T, normalise)
+    return FactorBank.from_matrix(Z, 1, test=T, names=names, y_train=y_train, y_test=y_test)
+
+
+def linear_group_bank(
+    X_train,
+    groups: Sequence[Sequence[int]],
+    X_test=None,
+    normalise: str = "none",
+    y_train=None,
+    y_test=None,
+) -> FactorBank:
+    """One exact linear kernel X_g X_g' per group g of feature columns."""
+    Z, T = _features_pair(X_train, X_test)
+    d = Z.shape[1]
+    train, test = [], []
+    for g, cols in enumerate(groups):
+        cols = np.asarray(cols, dtype=np.int64)
+        if cols.ndim != 1 or cols.size == 0 or cols.min() < 0 or cols.max() >= d:
+            raise InputError(f"group {g} must be a non-empty list of feature indices in [0, {d})")
+        Zg, Tg, _ = normalise_factors(Z[:, cols], None if T is None else T[:, cols], normalise)
+        train.append(Zg)
+        test.append(Tg)
+    return FactorBank(
+        train,
+        None if T is None else test,
+        names=[f"linear@group{g}" for g in range(len(groups))],
+        y_train=y_train,
+        y_test=y_test,
+    )
+
+
+def _features_pair(X_train, X_test):
+    def check(X, name):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            if X.dtype not in (np.float32, np.float64):
+                X = X.astype(np.float64)
+            if not np.isfinite(X.data).all():
+                raise InputError(f"{name} contains NaN or inf")
+            return X
+        return _check_features(X, name)
+
+    Z = check(X_train, "X_train")
+    T = None if X_test is None else check(X_test, "X_test")
+    if T is not None:
+        _check_same_features(Z, T)
+    return Z, T
+
+
+def _normalise_columns(Z, T, how: str):
+    """Normalise each rank-one kernel z_j z_j' (a column) as ``normalise_factors``
+    would, in one vectorised step."""
+    if how not in NORMALISATIONS:
+        raise InputError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
+    n = Z.shape[0]
+    if how == "unit_diagonal":  # cosine of a rank-one kernel: sign(x_i) sign(x_j)
+        Zs, Ts = (None if A is None else _sign(A) for A in (Z, T))
+        return Zs, Ts
+    sq = np.asarray(Z.multiply(Z).sum(axis=0) if sp.issparse(Z) else (Z * Z).sum(0)).ravel()
+    if how == "unit_trace":
+        f = sq
+    else:
+        col = np.asarray(Z.sum(axis=0)).ravel()
+        f = sq / n - col**2 / n**2
+    bad = np.flatnonzero(~(f > 1e-12 * np.maximum(sq / n, 1e-300)))
+    if bad.size:
+        raise InputError(f"cannot normalise to {how}: feature {int(bad[0])} gives the divisor 0")
+    scale = 1.0 / np.sqrt(f)
+    if sp.issparse(Z):
+        D = sp.diags(scale.astype(Z.dtype))
+        return sp.csr_matrix(Z @ D), (None if T is None else sp.csr_matrix(T @ D))
+    return Z * scale, (None if T is None else T * scale)
+
+
+def _sign(A):
+    if sp.issparse(A):
+        A = A.copy()
+        A.data = np.sign(A.data)
+        return A
+    return np.sign(A)
+
+
+def _check_same_features(X_train, X_test):
+    if X_test.shape[1] != X_train.shape[1]:
+        raise InputError(
+            f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
+        )
