@@ -139,9 +139,10 @@ def run_case(args: dict) -> dict:
     queue = ctx.Queue()
     proc = ctx.Process(target=_fit_case, args=(args, queue))
     proc.start()
-    row = queue.get()
-    proc.join()
-    return row
+    proc.join()  # the row is small: the child never blocks on the queue
+    if proc.exitcode != 0:
+        raise RuntimeError(f"the fit process for {args} exited with code {proc.exitcode}")
+    return queue.get(timeout=10)
 
 
 COLUMNS = [

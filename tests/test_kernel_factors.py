@@ -20,7 +20,9 @@ from mkl.kernels import (
     rank_one_bank,
 )
 
-finite = st.floats(-3, 3, allow_nan=False, width=64)
+# multiples of 1/8: the dense and factored computations are then exact, so a
+# degenerate kernel (zero variance) is degenerate on both paths, not on one by rounding
+finite = st.integers(-24, 24).map(lambda i: i / 8)
 
 
 @given(
