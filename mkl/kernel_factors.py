@@ -82,6 +82,12 @@ def _unit_rows(Z):
     return (Z / norms[:, None]).astype(Z.dtype, copy=False)
 
 
+def _spec_bank(specs, train, test, y_train, y_test) -> FactorBank:
+    """The FactorBank of per-spec factors, named by the specs' labels."""
+    names = [s.label() for s in specs]
+    return FactorBank(train, test, names=names, y_train=y_train, y_test=y_test)
+
+
 def _select(X, feature: int):
     return X if feature == ALL_FEATURES else X[:, [feature]]
 
@@ -126,13 +132,7 @@ def nystroem_bank(
         Z, T, _ = normalise_factors(Z, T, spec.normalise)
         train.append(Z.astype(dtype))
         test.append(None if T is None else T.astype(dtype))
-    return FactorBank(
-        train,
-        None if X_test is None else test,
-        names=[s.label() for s in specs],
-        y_train=y_train,
-        y_test=y_test,
-    )
+    return _spec_bank(specs, train, None if X_test is None else test, y_train, y_test)
 
 
 def random_fourier_bank(
@@ -175,13 +175,7 @@ def random_fourier_bank(
         )
         train.append(Z.astype(dtype))
         test.append(None if T is None else T.astype(dtype))
-    return FactorBank(
-        train,
-        None if X_test is None else test,
-        names=[s.label() for s in specs],
-        y_train=y_train,
-        y_test=y_test,
-    )
+    return _spec_bank(specs, train, None if X_test is None else test, y_train, y_test)
 
 
 def rank_one_bank(
