@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .bank import KernelBank
-from .exceptions import InputError
+from .exceptions import InputError, as_real_float
 from .factor_bank import FactorBank
 
 # A weight below this fraction of the largest weight is reported as zero.
@@ -62,10 +62,7 @@ def as_kernel_array(K, name: str = "K") -> np.ndarray:
             f"{name} must have shape (n_kernels, n_samples, n_samples), got shape {K.shape}"
             + ("; wrap a single kernel as K[None]" if K.ndim == 2 else "")
         )
-    if K.dtype not in (np.float32, np.float64):
-        if not np.issubdtype(K.dtype, np.number) or np.iscomplexobj(K):
-            raise InputError(f"{name} must be real-valued, got dtype {K.dtype}")
-        K = K.astype(np.float64)
+    K = as_real_float(K, name)
     if K.shape[0] == 0 or K.shape[1] == 0:
         raise InputError(f"{name} is empty (shape {K.shape})")
     # solvers pass over the flattened bank every iteration: a strided view

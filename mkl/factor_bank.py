@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import InputError
+from .exceptions import InputError, as_real_float
 
 # the spectral ratio of a factored combination needs the (R_active x R_active)
 # Gram matrix of its columns; above this many multiply-adds it is not computed
@@ -41,11 +41,7 @@ def _as_factor(Z, name: str):
     if sp.issparse(Z):
         if Z.ndim != 2:
             raise InputError(f"{name} must be 2-D (n_samples, rank), got shape {Z.shape}")
-        Z = sp.csr_matrix(Z)
-        if Z.dtype not in (np.float32, np.float64):
-            if not np.issubdtype(Z.dtype, np.number) or np.iscomplexobj(Z.data):
-                raise InputError(f"{name} must be real-valued, got dtype {Z.dtype}")
-            Z = Z.astype(np.float64)
+        Z = as_real_float(sp.csr_matrix(Z), name)
         if not np.isfinite(Z.data).all():
             raise InputError(f"{name} contains NaN or inf")
         return Z
@@ -55,10 +51,7 @@ def _as_factor(Z, name: str):
             f"{name} must be 2-D (n_samples, rank), got shape {Z.shape}"
             + ("; a rank-one factor is a column: z[:, None]" if Z.ndim == 1 else "")
         )
-    if Z.dtype not in (np.float32, np.float64):
-        if not np.issubdtype(Z.dtype, np.number) or np.iscomplexobj(Z):
-            raise InputError(f"{name} must be real-valued, got dtype {Z.dtype}")
-        Z = Z.astype(np.float64)
+    Z = as_real_float(Z, name)
     if not np.isfinite(Z).all():
         raise InputError(f"{name} contains NaN or inf")
     return Z
