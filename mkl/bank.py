@@ -5,20 +5,34 @@ Layout of ``results/kernels/{experiment}/{dataset}/{split}.h5``::
     /train      (M, n_train, n_train)  float64 or float32
     /test       (M, n_test, n_train)   same dtype
     /factors    (M,)                   scalar normalisation divisors fitted on the training rows
+                                       (NaN in a factor bank: applied to the factors)
     /specs      (M,) compound          family, param, feature, normalise (one row per kernel)
     /y_train, /y_test, /train_index, /test_index
     /eigenvalues (M, n_train), /eigenvectors (M, n_train, n_train)   float64, optional:
                  the eigendecomposition of each training block (similarity banks)
     attrs: provenance (dataset, experiment, split, sha256 of the data file, library version, ...)
 
+A bank of factors (``train`` a :class:`~mkl.factor_bank.FactorBank`, kernels
+K_m = Z_m Z_m') stores the side-by-side factor matrices instead of the blocks,
+readable by h5py alone::
+
+    /train      group: the training factors Z (n_train, R), attrs format ("dense"
+                or "csr") and shape; dense: /train/data (n_train, R); CSR:
+                /train/data, /train/indices, /train/indptr (scipy's arrays)
+    /test       group: the test factors (n_test, R), the same way
+    /ranks      (M,) int64: kernel m owns columns sum(ranks[:m]) .. sum(ranks[:m+1])
+    attrs: representation (e.g. "nystroem"), crc32_train_data, crc32_train_indices, ...
+
 Files are written atomically (temporary name, then rename) and datasets are
 stored contiguous and uncompressed, so ``KernelBank.load(path, mmap=True)``
-maps them straight from disk without reading or copying anything.
+maps dense blocks straight from disk without reading or copying anything
+(factor banks are read into memory).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -36,11 +50,22 @@ _SPEC_DTYPE = np.dtype(
 BANK_FORMAT_VERSION = 1
 
 
+def is_factor_bank(x) -> bool:
+    """Whether ``x`` is a :class:`~mkl.factor_bank.FactorBank` (without importing
+    that module, and scipy with it, where no factor bank was ever made)."""
+    module = sys.modules.get("mkl.factor_bank")
+    return module is not None and isinstance(x, module.FactorBank)
+
+
 @dataclass
 class KernelBank:
-    """Training block, test block, kernel specs and labels of one split."""
+    """Training block, test block, kernel specs and labels of one split.
 
-    train: np.ndarray
+    ``train`` is the (M, n, n) training block, or a FactorBank holding the
+    training and test factors (``test`` is then None: ``test_input`` gives
+    what to predict on either way)."""
+
+    train: np.ndarray  # or a FactorBank
     specs: list[KernelSpec]
     y_train: np.ndarray
     test: np.ndarray | None = None
@@ -53,9 +78,21 @@ class KernelBank:
     eigenvectors: np.ndarray | None = None  # (M, n, n)
 
     def __post_init__(self):
-        M, n, n2 = _shape3(self.train, "train")
-        if n != n2:
-            raise InputError(f"training block must be (M, n, n), got {self.train.shape}")
+        if self.factored:
+            M, n = self.train.n_kernels, self.train.n_train
+            if self.test is not None:
+                raise InputError("a factor bank keeps its test factors in the FactorBank")
+            if self.eigenvalues is not None:
+                raise InputError("a factor bank stores no eigendecompositions")
+            # the FactorBank carries the labels too (fit(bank.train, None) finds them)
+            if self.train.y_train is None and len(self.y_train) == n:
+                self.train.y_train = np.asarray(self.y_train)
+            if self.train.y_test is None and self.y_test is not None:
+                self.train.y_test = np.asarray(self.y_test)
+        else:
+            M, n, n2 = _shape3(self.train, "train")
+            if n != n2:
+                raise InputError(f"training block must be (M, n, n), got {self.train.shape}")
         if len(self.specs) != M:
             raise InputError(f"{len(self.specs)} kernel specs for {M} kernels")
         if len(self.y_train) != n:
@@ -75,19 +112,47 @@ class KernelBank:
             # every algorithm fitted on this block finds them (mkl.similarity.spectra)
             remember(self.train, Spectra(self.eigenvalues, self.eigenvectors))
 
+    @property
+    def factored(self) -> bool:
+        """Whether the kernels are given by factors (a FactorBank)."""
+        return is_factor_bank(self.train)
+
+    @property
+    def n_train(self) -> int:
+        return self.train.n_train if self.factored else self.train.shape[1]
+
+    @property
+    def n_test(self) -> int | None:
+        if self.factored:
+            return self.train.n_test
+        return None if self.test is None else self.test.shape[1]
+
+    @property
+    def test_input(self):
+        """What an estimator fitted on ``train`` predicts on: the test block
+        (M, n_test, n_train), or the FactorBank with its test factors."""
+        if self.n_test is None:
+            raise InputError("the kernel bank has no test block")
+        return self.train if self.factored else self.test
+
     def with_spectra(self) -> KernelBank:
         """Compute and keep the eigendecomposition of every training block."""
+        if self.factored:
+            raise InputError("a factor bank has no eigendecompositions to compute")
         sp = spectra(self.train)
         self.eigenvalues, self.eigenvectors = sp.values, sp.vectors
         return self
 
     @property
     def n_kernels(self) -> int:
-        return self.train.shape[0]
+        return self.train.n_kernels if self.factored else self.train.shape[0]
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """Shape of the training block, so a bank can stand where an array is expected."""
+        """Shape of the training block (M, n, n), so a bank can stand where an
+        array is expected (for factors: the shape of the block they represent)."""
+        if self.factored:
+            return (self.n_kernels, self.n_train, self.n_train)
         return self.train.shape
 
     def labels(self) -> list[str]:
@@ -127,7 +192,7 @@ class KernelBank:
         if indices.size == 0:
             raise InputError(f"no kernel in the bank matches include={include} exclude={exclude}")
         return KernelBank(
-            train=self.train[indices],
+            train=self.train.select(indices) if self.factored else self.train[indices],
             test=None if self.test is None else self.test[indices],
             specs=[self.specs[i] for i in indices],
             y_train=self.y_train,
@@ -149,8 +214,15 @@ class KernelBank:
         with atomic_path(path) as tmp:
             with h5py.File(tmp, "w") as f:
                 checksums = {}
+                if self.factored:  # the factor matrices, each array with a checksum
+                    for name in ("train", "test"):
+                        Z = getattr(self.train, name)
+                        if Z is not None:
+                            checksums.update(_write_factors(f, name, Z, dtype))
+                    f.create_dataset("ranks", data=np.asarray(self.train.ranks, dtype=np.int64))
+                    f.attrs["representation"] = "factors"
                 for name in ("train", "test"):  # the kernel blocks carry a checksum
-                    block = getattr(self, name)
+                    block = None if self.factored else getattr(self, name)
                     if block is not None:
                         block = np.asarray(block, dtype=dtype)
                         f.create_dataset(name, data=block)
@@ -182,6 +254,8 @@ class KernelBank:
         with f:
             if "train" not in f or "specs" not in f:
                 raise InputError(f"{path!r} is not a kernel bank (no 'train'/'specs' datasets)")
+            if isinstance(f["train"], h5py.Group):
+                return cls._load_factors(path, f, verify)
             blocks = {
                 name: (_memmap(path, f[name]) if mmap else f[name][()])
                 for name in ("train", "test")
@@ -207,6 +281,78 @@ class KernelBank:
                 attrs={k: _plain(v) for k, v in f.attrs.items()},
                 **opt,
             )
+
+    @classmethod
+    def _load_factors(cls, path: str, f: h5py.File, verify: bool) -> KernelBank:
+        from .factor_bank import FactorBank
+
+        blocks = {
+            name: _read_factors(path, f, name, verify) for name in ("train", "test") if name in f
+        }
+        specs = _table_to_specs(f["specs"][()])
+        y_test = f["y_test"][()] if "y_test" in f else None
+        factors = FactorBank.from_matrix(
+            blocks["train"],
+            f["ranks"][()],
+            test=blocks.get("test"),
+            names=[s.label() for s in specs],
+            y_train=f["y_train"][()],
+            y_test=y_test,
+        )
+        opt = {k: f[k][()] for k in ("train_index", "test_index") if k in f}
+        return cls(
+            train=factors,
+            specs=specs,
+            y_train=f["y_train"][()],
+            y_test=y_test,
+            factors=f["factors"][()],
+            attrs={k: _plain(v) for k, v in f.attrs.items()},
+            **opt,
+        )
+
+
+def _write_factors(f: h5py.File, name: str, Z, dtype) -> dict:
+    """Store a factor matrix (dense, or CSR as scipy's three arrays) under the
+    group ``name``; returns the checksums of its arrays."""
+    g = f.create_group(name)
+    g.attrs["shape"] = np.asarray(Z.shape, dtype=np.int64)
+    if isinstance(Z, np.ndarray):
+        g.attrs["format"] = "dense"
+        arrays = {"data": np.ascontiguousarray(Z, dtype=dtype)}
+    else:
+        g.attrs["format"] = "csr"
+        arrays = {
+            "data": np.asarray(Z.data, dtype=dtype),
+            "indices": np.asarray(Z.indices, dtype=np.int64),
+            "indptr": np.asarray(Z.indptr, dtype=np.int64),
+        }
+    checksums = {}
+    for key, a in arrays.items():
+        g.create_dataset(key, data=a)
+        checksums[f"crc32_{name}_{key}"] = crc32(a)
+    return checksums
+
+
+def _read_factors(path: str, f: h5py.File, name: str, verify: bool):
+    g = f[name]
+    fmt, shape = _plain(g.attrs.get("format")), tuple(int(s) for s in g.attrs["shape"])
+    arrays = {key: g[key][()] for key in g}
+    if verify:
+        for key, a in arrays.items():
+            stored = f.attrs.get(f"crc32_{name}_{key}")
+            if stored is not None and crc32(a) != int(stored):
+                raise CorruptFile(
+                    path,
+                    f"kernel bank {path!r}: the {name} factors' {key} array does not match "
+                    "its checksum (the file was damaged after it was written)",
+                )
+    if fmt == "dense":
+        return arrays["data"].reshape(shape)
+    if fmt == "csr":
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+    raise InputError(f"{path!r}: unknown factor format {fmt!r} of {name!r}")
 
 
 def _check_spectra(train: np.ndarray, values: np.ndarray, vectors: np.ndarray) -> None:

@@ -199,6 +199,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         if isinstance(K, (KernelBank, FactorBank)) and y is None:
             y = K.y_train
+        if isinstance(K, KernelBank) and K.factored:
+            K = K.train
         factored = isinstance(K, FactorBank)
         if factored:
             if not self.accepts_factors:
@@ -273,12 +275,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         """Decision values: (n_test,) for two classes, (n_test, n_classes) otherwise."""
         check_is_fitted(self, "fits_")
         factored = getattr(self, "factor_ranks_", None) is not None
+        if isinstance(K_test, KernelBank):
+            K_test = K_test.test_input
         if isinstance(K_test, FactorBank) or factored:
             return self._factor_decision(K_test)
-        if isinstance(K_test, KernelBank):
-            if K_test.test is None:
-                raise InputError("the kernel bank has no test block")
-            K_test = K_test.test
         K_test = as_kernel_array(K_test, "K_test")
         M, n_test, n_train = K_test.shape
         if M != self.n_kernels_ or n_train != self.n_train_:

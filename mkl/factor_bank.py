@@ -253,6 +253,43 @@ class FactorBank:
         bank._set(Z, self.ranks, None, self.names, y, None)
         return bank
 
+    def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray) -> FactorBank:
+        """One inner cross-validation fold: training factors of the points
+        ``fit_rows``, test factors of the points ``eval_rows`` (both rows of the
+        training block), with their labels."""
+        fit_rows, eval_rows = np.asarray(fit_rows), np.asarray(eval_rows)
+        bank = self.rows(fit_rows)
+        T = self.train[eval_rows]
+        bank.test = T if sp.issparse(T) else np.ascontiguousarray(T)
+        if self.y_train is not None:
+            bank.y_test = self.y_train[eval_rows]
+        return bank
+
+    def select(self, indices) -> FactorBank:
+        """The bank of the kernels ``indices`` (their columns, training and test)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.ndim != 1 or indices.size == 0:
+            raise InputError("select needs a non-empty list of kernel indices")
+        if indices.min() < 0 or indices.max() >= self.n_kernels:
+            raise InputError(f"kernel indices must be in [0, {self.n_kernels})")
+        cols = np.concatenate([np.arange(self.offsets[m], self.offsets[m + 1]) for m in indices])
+
+        def take(Z):
+            if Z is None:
+                return None
+            if not sp.issparse(Z):
+                return np.ascontiguousarray(Z[:, cols])
+            Z = sp.csr_matrix(Z[:, cols])
+            Z.sort_indices()
+            return Z
+
+        bank = FactorBank.__new__(FactorBank)
+        names = None if self.names is None else [self.names[m] for m in indices]
+        bank._set(
+            take(self.train), self.ranks[indices], take(self.test), names, self.y_train, self.y_test
+        )
+        return bank
+
     def spectral_ratio(self, theta: np.ndarray) -> float:
         """C(K) = tr K / ||K||_F of K = sum_m theta_m K_m, from the Gram matrix of
         the weighted active columns (||K||_F = ||Z_s' Z_s||_F). NaN when that Gram

@@ -13,6 +13,9 @@
 * :func:`rank_one_bank` -- exact rank-one kernels x_j x_j', one per feature
   column (sparse input stays sparse): Xu et al. 2010's one kernel per term.
 * :func:`linear_group_bank` -- exact linear kernels on groups of features.
+* :func:`exact_factor_bank` -- exact factors of a bank spec's linear kernels
+  (all features, or one feature each); :func:`compute_factor_bank` builds the
+  factors of a bank spec in an experiment's ``representation`` (the workflow).
 
 Normalisations act on the factors exactly as on the kernel Z Z' they represent
 (:func:`normalise_factors`; the same definitions as ``mkl.kernels``): unit trace
@@ -216,6 +219,86 @@ def linear_group_bank(
         y_train=y_train,
         y_test=y_test,
     )
+
+
+def exact_factor_bank(
+    specs: Sequence[KernelSpec], X_train, X_test=None, dtype=np.float64, y_train=None, y_test=None
+) -> FactorBank:
+    """Exact factors of the linear kernels ``specs``: Z = X for a kernel on all
+    features, the column x_j for the kernel on feature j (rank one), each
+    normalised as its spec says. Other families have no exact low-rank factor
+    (their rank is n): use ``nystroem_bank`` or ``random_fourier_bank``."""
+    Z, T = _features_pair(X_train, X_test)
+    bad = sorted({s.family for s in specs if s.family != "linear"})
+    if bad:
+        raise InputError(
+            f"exact factors exist for linear kernels only, the bank has {bad}: "
+            "use the nystroem or rff representation for them"
+        )
+    singles = [s.feature != ALL_FEATURES for s in specs]
+    if all(singles) and len({s.normalise for s in specs}) == 1:
+        # one rank-one kernel per feature: the columns, normalised in one step
+        cols = [s.feature for s in specs]
+        Zc, Tc = Z[:, cols], None if T is None else T[:, cols]
+        if specs[0].normalise != "none":
+            Zc, Tc = _normalise_columns(Zc, Tc, specs[0].normalise)
+        return FactorBank.from_matrix(
+            _as_dtype(Zc, dtype),
+            1,
+            test=None if Tc is None else _as_dtype(Tc, dtype),
+            names=[s.label() for s in specs],
+            y_train=y_train,
+            y_test=y_test,
+        )
+    train, test = [], []
+    for spec in specs:
+        cols = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
+        Zm, Tm, _ = normalise_factors(Z[:, cols], None if T is None else T[:, cols], spec.normalise)
+        train.append(_as_dtype(Zm, dtype))
+        test.append(None if Tm is None else _as_dtype(Tm, dtype))
+    return _spec_bank(specs, train, None if T is None else test, y_train, y_test)
+
+
+def compute_factor_bank(
+    specs: Sequence[KernelSpec],
+    X_train,
+    X_test,
+    representation: dict,
+    dtype=np.float64,
+    y_train=None,
+    y_test=None,
+) -> FactorBank:
+    """The factor bank of ``specs`` in an experiment's ``representation``:
+    ``{kind: nystroem, rank: r, seed: s}``, ``{kind: rff, dimension: D, seed: s}``
+    or ``{kind: exact}`` (the workflow's kernels stage; ``dense`` is
+    ``mkl.kernels.compute_bank``)."""
+    kind = representation.get("kind")
+    common = dict(dtype=dtype, y_train=y_train, y_test=y_test)
+    if kind == "nystroem":
+        return nystroem_bank(
+            specs,
+            X_train,
+            X_test,
+            rank=int(representation["rank"]),
+            random_state=representation.get("seed", 0),
+            **common,
+        )
+    if kind == "rff":
+        return random_fourier_bank(
+            specs,
+            X_train,
+            X_test,
+            n_components=int(representation["dimension"]),
+            random_state=representation.get("seed", 0),
+            **common,
+        )
+    if kind == "exact":
+        return exact_factor_bank(specs, X_train, X_test, **common)
+    raise InputError(f"unknown factor representation {kind!r}; known: nystroem, rff, exact")
+
+
+def _as_dtype(Z, dtype):
+    return Z.astype(dtype, copy=False)
 
 
 def _features_pair(X_train, X_test):

@@ -163,6 +163,15 @@ def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:
     return sorted(int(j) for j in order[:k])
 
 
+def varying_features(X_train: np.ndarray) -> list[int]:
+    """The features that take more than one value over the training rows (e.g.
+    the terms of the training vocabulary not in every training document alike):
+    a constant feature's kernel is constant, zero once the features are centred,
+    and has no unit trace (kernels: ``varying_features_only``)."""
+    X_train = np.asarray(X_train)
+    return [int(j) for j in np.flatnonzero(np.ptp(X_train, axis=0) > 0)]
+
+
 def count_kernels(spec: Mapping, n_features: int) -> int:
     """Number of kernels a bank specification yields for ``n_features`` features."""
     return len(expand_bank_spec(spec, n_features))
@@ -460,6 +469,8 @@ def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) ->
 # approximate or represent; loaded on first use (scipy.sparse, which the
 # workflow's kernel jobs do without)
 _FACTOR_CONSTRUCTORS = (
+    "compute_factor_bank",
+    "exact_factor_bank",
     "linear_group_bank",
     "normalise_factors",
     "nystroem_bank",

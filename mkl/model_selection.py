@@ -20,6 +20,7 @@ import numpy as np
 from sklearn import metrics as skm
 
 from .exceptions import InputError, SolverError, is_fit_failure
+from .factor_bank import FactorBank
 
 if TYPE_CHECKING:
     from .base import MKLClassifier
@@ -89,8 +90,9 @@ def cross_validate_grid(
     points: Sequence[Mapping],
     metric: str = "accuracy",
 ) -> list[dict]:
-    """Inner CV: ``folds[i]`` is the fold id of training point i. Each fold's
-    sub-bank is sliced once and reused across the grid. Returns one record per
+    """Inner CV: ``folds[i]`` is the fold id of training point i. ``K`` is the
+    training block (M, n, n) or a :class:`~mkl.factor_bank.FactorBank`. Each
+    fold's sub-bank is sliced once and reused across the grid. Returns one record per
     grid point: params, per-fold scores, mean, per-fold fit details and the
     warnings the fits raised.
 
@@ -108,7 +110,10 @@ def cross_validate_grid(
     ]
     for f in np.unique(folds):
         tr, va = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
-        K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
+        if isinstance(K, FactorBank):  # the fold's factors: training rows, held-out rows
+            K_tr = K_va = K.fold(tr, va)
+        else:
+            K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
         for rec in records:
             if "error" in rec:  # failed on an earlier fold
                 continue

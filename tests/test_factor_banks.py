@@ -58,9 +58,10 @@ def fit(name, bank, y, **params):
 
 
 # ------------------------------------------------------------ the inner SVM
+@pytest.mark.parametrize("method", ["factors", "gram"])
 @pytest.mark.parametrize("C", [0.3, 1.0, 10.0])
 @pytest.mark.parametrize("kind", ["dense", "sparse", "float32"])
-def test_factored_svm_matches_cvxpy(C, kind):
+def test_factored_svm_matches_cvxpy(C, kind, method):
     bank, K, _, y = factored_problem(0)
     theta = np.array([0.4, 0.1, 0.0, 0.3, 0.2])
     Z = bank.train
@@ -69,7 +70,7 @@ def test_factored_svm_matches_cvxpy(C, kind):
     elif kind == "float32":
         Z = Z.astype(np.float32)
     b2 = 1.0
-    sol = solve_factored_svm(Z, bank.offsets, theta, y, C, tol=1e-9, intercept_sq=b2)
+    sol = solve_factored_svm(Z, bank.offsets, theta, y, C, tol=1e-9, intercept_sq=b2, method=method)
     value, _ = reference.svm_dual_value(np.tensordot(theta, K, 1), y, C, intercept_sq=b2)
     rel = 1e-5 if kind == "float32" else 1e-7
     assert sol.objective == pytest.approx(value, rel=rel)
@@ -80,16 +81,22 @@ def test_factored_svm_matches_cvxpy(C, kind):
     assert sol.linear_term - 0.5 * theta @ q == pytest.approx(sol.objective, rel=1e-6)
 
 
-def test_factored_svm_warm_start_from_the_optimum_needs_one_epoch_and_clips_infeasible_starts():
+@pytest.mark.parametrize("method", ["factors", "gram"])
+def test_factored_svm_warm_start_from_the_optimum_needs_one_epoch_and_clips_infeasible_starts(
+    method,
+):
     bank, _, _, y = factored_problem(1)
     theta = np.full(5, 0.2)
-    cold = solve_factored_svm(bank.train, bank.offsets, theta, y, 1.0, tol=1e-8)
-    warm = solve_factored_svm(bank.train, bank.offsets, theta, y, 1.0, tol=1e-8, alpha0=cold.alpha)
+    solve = lambda **kw: solve_factored_svm(  # noqa: E731
+        bank.train, bank.offsets, theta, y, 1.0, tol=1e-8, method=method, **kw
+    )
+    cold = solve()
+    warm = solve(alpha0=cold.alpha)
     assert warm.epochs == 1 and warm.objective == pytest.approx(cold.objective, rel=1e-10)
     assert cold.epochs > 5
     # a start from a larger C is clipped into the new box, not used as is
     outside = np.full(len(y), 5.0)
-    clipped = solve_factored_svm(bank.train, bank.offsets, theta, y, 1.0, tol=1e-8, alpha0=outside)
+    clipped = solve(alpha0=outside)
     assert clipped.alpha.max() <= 1.0
     assert clipped.objective == pytest.approx(cold.objective, rel=1e-7)
 

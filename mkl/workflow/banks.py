@@ -6,6 +6,9 @@ statistics and the bank of the experiment's specification computed (training
 block and test-against-training block); for similarity data the dataset's own
 matrices, or ones generated from the features, are sliced and, if asked,
 eigendecomposed once here so that every algorithm and grid point reuses them.
+A spec with a ``representation`` other than dense gives a bank of factors
+(``mkl.kernel_factors.compute_factor_bank``: Nystroem, random Fourier features,
+exact linear factors) instead of the n x n blocks.
 """
 
 from __future__ import annotations
@@ -17,9 +20,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..bank import KernelBank
-from ..kernels import compute_bank, expand_bank_spec, most_frequent_features, similarity_bank
+from ..kernels import (
+    compute_bank,
+    expand_bank_spec,
+    most_frequent_features,
+    similarity_bank,
+    varying_features,
+)
 from ..similarity import generate_similarity
 from .preprocessing import scale_features
+from .representation import bank_representation
 
 if TYPE_CHECKING:  # types only: the source hash of this stage leaves their modules out
     from .dataset import Dataset
@@ -59,9 +69,22 @@ def split_bank(
         if "feature_limit" in spec:  # chosen on the raw training rows, no labels used
             singles = most_frequent_features(ds.X[split.train], spec["feature_limit"])
             provenance["single_features"] = json.dumps(singles)
+        elif spec.get("varying_features_only"):  # e.g. the training vocabulary
+            singles = varying_features(ds.X[split.train])
+            provenance["single_features"] = json.dumps(singles)
         X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], scaling)
         specs = expand_bank_spec(spec, ds.X.shape[1], single_features=singles)
-        train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
+        representation = bank_representation(spec)
+        if representation["kind"] == "dense":
+            train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
+        else:  # factors K_m = Z_m Z_m', normalised on the factors themselves
+            from ..kernel_factors import compute_factor_bank
+
+            train = compute_factor_bank(
+                specs, X_tr, X_te, representation, dtype, ds.y[split.train], ds.y[split.test]
+            )
+            test, factors = None, np.full(len(specs), np.nan)  # divisors not recorded
+            provenance["representation"] = json.dumps(representation)
     bank = KernelBank(
         train=train,
         test=test,

@@ -75,7 +75,7 @@ def evaluate_split(
     selection and the refit are then exactly those of computing it here.
 
     Returns a JSON-serialisable record (the fit stage's output)."""
-    if bank.test is None or bank.y_test is None:
+    if bank.n_test is None or bank.y_test is None:
         raise ValueError("the kernel bank has no test block or test labels")
     K, y = bank.train, np.asarray(bank.y_train)
     points = grid_points(grid)
@@ -94,7 +94,7 @@ def evaluate_split(
         warnings.simplefilter("always")
         est.fit(K, y)
     seconds = time.perf_counter() - t0
-    scores = est.decision_function(bank.test)
+    scores = est.decision_function(bank.test_input)
     pred = est.labels_from_scores(scores)
     weights = np.asarray(est.weights_)
     return {
@@ -107,9 +107,9 @@ def evaluate_split(
         "kernel_labels": bank.labels(),
         "classes": [c.item() if isinstance(c, np.generic) else c for c in est.classes_],
         "warnings": sorted({str(w.message) for w in caught}),
-        "n_train": int(K.shape[1]),
-        "n_test": int(bank.test.shape[1]),
-        "n_kernels": int(K.shape[0]),
+        "n_train": bank.n_train,
+        "n_test": bank.n_test,
+        "n_kernels": bank.n_kernels,
     }
 
 

@@ -170,6 +170,8 @@ def check(exp: Mapping) -> None:
     for alg in exp["algorithms"]:
         for ds in exp["datasets"]:
             _check_parameters(name, alg, algorithm(exp, alg, ds), f"on {ds!r}")
+            if runs_on(exp, alg, ds):
+                _check_representation(name, alg, algorithm(exp, alg, ds), kernels(exp, ds), ds)
     sweeps = {cfg["sweep_of"] for cfg in exp["algorithms"].values() if "sweep_of" in cfg}
     for fig, spec in exp.get("figures", {}).items():
         for label, series in spec.get("series", {}).items():
@@ -221,6 +223,24 @@ def _check_parameters(
         raise ValueError(
             f"experiment {name!r}: algorithm {alg!r} ({registry_name}) {where} sets "
             f"{unknown}, not parameters of {registry_name} (it takes {sorted(known)})"
+        )
+
+
+def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, dataset: str) -> None:
+    """A bank of factors goes only to estimators that take a FactorBank, and its
+    representation is well formed: both found when the file is loaded."""
+    from .. import ALGORITHMS
+    from .representation import bank_representation
+
+    try:
+        kind = bank_representation(bank)["kind"]
+    except ValueError as exc:
+        raise ValueError(f"experiment {name!r}, kernels of {dataset!r}: {exc}") from None
+    registry_name, _ = estimator(entry, alg)
+    if kind != "dense" and not ALGORITHMS[registry_name].accepts_factors:
+        raise ValueError(
+            f"experiment {name!r}: algorithm {alg!r} ({registry_name}) cannot use the "
+            f"{kind} factor bank of {dataset!r}: it needs dense kernel matrices"
         )
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..kernels import expand_bank_spec
+from ..kernels import ALL_FEATURES, expand_bank_spec
+from .representation import bank_representation
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it
@@ -28,7 +29,9 @@ def bank_mb(
     spec: Mapping, data_path: str | os.PathLike, splits_path: str | os.PathLike, split: int
 ) -> float | None:
     """The size in MB of the bank a kernels job writes: kernels x n_train x
-    (n_train + n_test) x item size (plus the eigendecompositions if asked),
+    (n_train + n_test) x item size (plus the eigendecompositions if asked);
+    for a bank of factors, (n_train + n_test) x total rank x (item size + 8,
+    the float64 pieces a factor is computed in),
     from the headers of the data and split files; None if either is missing
     or unreadable (a dry run leaves a damaged file in place: it only warns)."""
     import h5py
@@ -47,8 +50,19 @@ def bank_mb(
         m = max(n_similarities, 1)
     else:
         singles = range(min(spec.get("feature_limit", n_features), n_features))
-        m = len(expand_bank_spec(spec, n_features, single_features=singles))
+        specs = expand_bank_spec(spec, n_features, single_features=singles)
+        m = len(specs)
     itemsize = 4 if spec.get("dtype") == "float32" else 8
+    rep = bank_representation(spec)
+    if rep["kind"] != "dense":  # factors: (n_train + n_test) x R numbers
+        columns = {
+            "nystroem": rep.get("rank"),
+            "rff": rep.get("dimension"),
+            "exact": None,  # linear kernels: all features, or one
+        }[rep["kind"]]
+        R = sum(columns or (n_features if s.feature == ALL_FEATURES else 1) for s in specs)
+        # plus the n_train x rank kernel values of the landmarks a Nystroem job holds
+        return (n_train + n_test) * R * (itemsize + 8) / 2**20
     eig = 2 * m * n_train * n_train * 8 if spec.get("eigendecompose") else 0
     return (m * n_train * (n_train + n_test) * itemsize + eig) / 2**20
 

@@ -32,6 +32,7 @@ from mkl.workflow.config import (
     load_registry,
 )
 from mkl.workflow.dataset import Dataset
+from mkl.workflow.representation import bank_representation
 from mkl.workflow.splits import Split, make_splits, save_splits
 
 from ..conftest import REPO
@@ -179,10 +180,31 @@ _DELETE = object()
         ),
         (("algorithms", "uniform", "grid"), {"c": [1]}, r"sets \['c'\], not parameters"),
         (("overrides",), {"iris": {}}, "override for 'iris', not one of its datasets"),
+        (
+            ("kernels", "representation"),
+            {"kind": "nystroem"},
+            "is not valid under any of the given schemas",
+        ),
+        (
+            ("kernels", "representation"),
+            {"kind": "rff", "dimension": 10, "rank": 3},
+            "is not valid under any of the given schemas",
+        ),
+        (
+            ("algorithms",),
+            {"memo": {"grid": {"C": [1]}}, "uniform": {}},
+            _DELETE,  # filled in below: MEMO on a factor bank
+        ),
     ],
 )
 def test_experiment_errors_name_the_file_and_the_problem(tmp_path, registry, path, value, message):
     exp = _set(demo_experiment(), path, value)
+    if message is _DELETE:  # a factor bank for an estimator that needs the matrices
+        exp["kernels"]["representation"] = {"kind": "nystroem", "rank": 10}
+        message = re.escape(
+            "algorithm 'memo' (memo) cannot use the nystroem factor bank of 'sonar': "
+            "it needs dense kernel matrices"
+        )
     file = write_yaml(tmp_path / "demo.yaml", exp)
     with pytest.raises(ConfigError, match=f"^{re.escape(str(file))}: (?s:.*){message}"):
         load_experiment(file, registry, SCHEMAS)
@@ -399,6 +421,99 @@ def test_split_bank_round_trips_through_its_file(tmp_path, rng):
     assert files.unreadable_reason(tmp_path / "0.h5") is None
 
 
+@pytest.mark.parametrize(
+    "representation",
+    [{"kind": "nystroem", "rank": 12, "seed": 4}, {"kind": "rff", "dimension": 30}],
+)
+def test_factor_bank_of_a_split(tmp_path, rng, representation):
+    """A representation gives the factors of the spec's kernels, built with the
+    training rows' scaling, seeded, labelled, and stored in the bank's file."""
+    ds = feature_dataset(rng)
+    sp = one_split(ds.y)
+    spec = {
+        "families": [{"family": "gaussian", "widths": [1.0, 3.0]}],
+        "features": ["all", "single"],
+        "normalise": "unit_trace",
+        "dtype": "float32",
+        "representation": representation,
+    }
+    bank = split_bank(ds, sp, spec, "standardise", attrs={"split": 1})
+    dense = split_bank(
+        ds, sp, {k: v for k, v in spec.items() if k != "representation"}, "standardise"
+    )
+    assert bank.factored and bank.train.dtype == np.float32
+    assert bank.labels() == dense.labels() and bank.train.names == dense.labels()
+    assert (bank.n_train, bank.n_test) == (len(sp.train), len(sp.test))
+    assert np.array_equal(bank.y_train, ds.y[sp.train]) and np.array_equal(
+        bank.y_test, ds.y[sp.test]
+    )
+    # unit trace acts on the factors; they approximate the dense kernels
+    K = bank.train.dense()
+    assert np.allclose(np.trace(K, axis1=1, axis2=2), 1.0, atol=1e-5)
+    if representation["kind"] == "nystroem":  # exact on the landmarks' span: close
+        assert np.abs(K - dense.train).max() < 0.05
+    assert json.loads(bank.attrs["representation"])["kind"] == representation["kind"]
+    again = split_bank(ds, sp, spec, "standardise")
+    assert np.array_equal(again.train.train, bank.train.train)  # seeded
+    bank.save(tmp_path / "1.h5")
+    back = KernelBank.load(tmp_path / "1.h5")
+    assert np.array_equal(back.train.test, bank.train.test) and back.specs == bank.specs
+    assert files.unreadable_reason(tmp_path / "1.h5") is None
+
+
+def test_exact_factor_bank_of_a_split_has_every_feature_and_no_limit(rng):
+    ds = feature_dataset(rng, d=5)
+    sp = one_split(ds.y)
+    spec = {
+        "families": [{"family": "linear"}],
+        "features": ["single"],
+        "normalise": "unit_trace",
+        "representation": "exact",
+    }
+    bank = split_bank(ds, sp, spec, "standardise")
+    assert bank.train.ranks.tolist() == [1] * 5
+    dense = split_bank(
+        ds, sp, {k: v for k, v in spec.items() if k != "representation"}, "standardise"
+    )
+    assert np.allclose(bank.train.dense(), dense.train)
+    assert np.allclose(bank.train.dense("test"), dense.test)
+    with pytest.raises(ValueError, match="exact factors exist for linear kernels only"):
+        split_bank(ds, sp, {**GAUSS_SPEC, "representation": "exact"}, "standardise")
+
+
+@pytest.mark.parametrize(
+    "representation, expected",
+    [
+        (None, {"kind": "dense"}),
+        ("exact", {"kind": "exact"}),
+        ({"kind": "nystroem", "rank": 50}, {"kind": "nystroem", "rank": 50, "seed": 0}),
+        ({"kind": "rff", "dimension": 64, "seed": 3}, {"kind": "rff", "dimension": 64, "seed": 3}),
+    ],
+)
+def test_bank_representation(representation, expected):
+    spec = (
+        dict(GAUSS_SPEC)
+        if representation is None
+        else {**GAUSS_SPEC, "representation": representation}
+    )
+    assert bank_representation(spec) == expected
+
+
+@pytest.mark.parametrize(
+    "representation, message",
+    [
+        ("lowrank", "unknown kernel representation 'lowrank'"),
+        ({"kind": "nystroem"}, "nystroem needs a positive integer rank, got None"),
+        ({"kind": "rff", "dimension": 0}, "rff needs a positive integer dimension, got 0"),
+    ],
+)
+def test_bad_representations_are_named(representation, message):
+    with pytest.raises(ValueError, match=message):
+        bank_representation({**GAUSS_SPEC, "representation": representation})
+    with pytest.raises(ValueError, match="similarity bank is stored dense"):
+        bank_representation({"similarity": {"source": "dataset"}, "representation": "exact"})
+
+
 # ================================================================== targets
 def targets_experiment():
     exp = {
@@ -587,6 +702,32 @@ def test_bank_mb_of_feature_limit_similarities_and_spectra(tmp_path, stage_files
     Dataset(np.empty((n, 0)), np.arange(n) % 2, ["a", "b"], {}, S=S).save(tmp_path / "sim.h5")
     own = {"similarity": {"source": "dataset"}}
     assert resources.bank_mb(own, tmp_path / "sim.h5", splits_path, 0) == pytest.approx(3 * one)
+
+
+@pytest.mark.parametrize(
+    "representation", [{"kind": "nystroem", "rank": 40}, {"kind": "rff", "dimension": 25}, "exact"]
+)
+def test_bank_mb_of_factor_banks_follows_the_factor_sizes(tmp_path, stage_files, representation):
+    data, splits_path, splits = stage_files
+    spec = {
+        "families": [{"family": "linear"}],
+        "features": ["all", "single"],
+        "dtype": "float32",
+        "representation": representation,
+    }
+    if representation != "exact":
+        spec["families"] = [{"family": "gaussian", "widths": [1.0, 2.0]}]
+    estimate = resources.bank_mb(spec, data, splits_path, 1) * 2**20
+    bank = split_bank(Dataset.load(data), splits[1], spec, "standardise")
+    bank.save(tmp_path / "bank.h5")
+    with h5py.File(tmp_path / "bank.h5", "r") as f:
+        stored = sum(f[f"{b}/data"].id.get_storage_size() for b in ("train", "test"))
+    planned = {"nystroem": 40 * 8, "rff": 25 * 8, "exact": 3 + 3}  # 2 widths x 4 scopes
+    kind = representation if isinstance(representation, str) else representation["kind"]
+    R = int(bank.train.offsets[-1])  # Nystroem may keep fewer columns than the rank
+    assert R <= planned[kind] and stored == 160 * R * 4
+    # the float32 factors plus the float64 pieces they are computed from
+    assert estimate == pytest.approx(160 * planned[kind] * (4 + 8))
 
 
 def test_estimates_without_their_inputs_are_the_planning_defaults(tmp_path, stage_files):

@@ -24,11 +24,11 @@ def main(snakemake, log):
     )
     bank.save(snakemake.output[0])
     log.info(
-        "bank: %d kernels, train %s, test %s, %s",
+        "bank: %d kernels, %d training and %d test points, %s",
         bank.n_kernels,
-        bank.train.shape,
-        bank.test.shape,
-        bank.train.dtype,
+        bank.n_train,
+        bank.n_test,
+        bank.train if bank.factored else bank.train.dtype,
     )
 
 
