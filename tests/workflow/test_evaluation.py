@@ -32,6 +32,29 @@ def test_evaluate_split_record_is_complete_and_json(rng):
     assert len(rec["grid"]) == 2 and rec["kernel_labels"][0] == "gaussian(1)@all"
 
 
+def test_evaluate_split_on_a_stored_factor_bank(tmp_path, rng):
+    """A fit job on a bank of factors: inner CV on the factors' rows, a kernel
+    selection (select/exclude), refit, test on the test factors; the record is
+    that of fitting the FactorBank by hand with the selected C."""
+    from mkl.kernel_factors import nystroem_bank
+    from mkl.workflow.evaluation import algorithm_bank
+
+    X, y, _ = random_problem(rng, n=90)
+    specs = [KernelSpec("gaussian", w) for w in (0.5, 1.0, 2.0)] + [KernelSpec("linear")]
+    factors = nystroem_bank(specs, X[:60], X[60:], rank=25, dtype=np.float32)
+    KernelBank(train=factors, specs=specs, y_train=y[:60], y_test=y[60:]).save(tmp_path / "b.h5")
+    bank = algorithm_bank(KernelBank.load(tmp_path / "b.h5"), {"exclude": {"family": "linear"}})
+    make = functools.partial(mkl.make_estimator, "level")
+    rec = evaluate_split(make, bank, np.arange(60) % 3, {"C": [0.1, 10.0]})
+    json.dumps(rec, allow_nan=False)
+    assert rec["n_kernels"] == 3 and (rec["n_train"], rec["n_test"]) == (60, 30)
+    assert rec["kernel_labels"] == ["gaussian(0.5)@all", "gaussian(1)@all", "gaussian(2)@all"]
+    assert all(len(g["fold_scores"]) == 3 for g in rec["grid"])
+    by_hand = make(**rec["selected_params"]).fit(bank.train, y[:60])
+    assert rec["test"]["accuracy"] == pytest.approx(np.mean(by_hand.predict(bank.train) == y[60:]))
+    assert np.allclose(rec["weights"], by_hand.weights_)
+
+
 def test_grid_chunks_cover_the_grid_once_and_merge_back(rng):
 
     assert [grid_chunk(7, 3, i) for i in range(3)] == [[0, 1, 2], [3, 4], [5, 6]]
