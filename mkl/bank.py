@@ -263,13 +263,7 @@ class KernelBank:
             }
             if verify:
                 for name, block in blocks.items():
-                    stored = f.attrs.get(f"crc32_{name}")
-                    if stored is not None and crc32(block) != int(stored):
-                        raise CorruptFile(
-                            path,
-                            f"kernel bank {path!r}: the {name} block does not match its "
-                            "checksum (the file was damaged after it was written)",
-                        )
+                    _verify(path, f, f"crc32_{name}", block, f"the {name} block")
             optional = ("y_test", "train_index", "test_index", "eigenvalues", "eigenvectors")
             opt = {k: f[k][()] for k in optional if k in f}
             return cls(
@@ -311,6 +305,17 @@ class KernelBank:
         )
 
 
+def _verify(path: str, f: h5py.File, attr: str, array: np.ndarray, what: str) -> None:
+    """Compare an array's CRC-32 with the one stored in attribute ``attr``."""
+    stored = f.attrs.get(attr)
+    if stored is not None and crc32(array) != int(stored):
+        raise CorruptFile(
+            path,
+            f"kernel bank {path!r}: {what} does not match its checksum "
+            "(the file was damaged after it was written)",
+        )
+
+
 def _write_factors(f: h5py.File, name: str, Z, dtype) -> dict:
     """Store a factor matrix (dense, or CSR as scipy's three arrays) under the
     group ``name``; returns the checksums of its arrays."""
@@ -339,13 +344,7 @@ def _read_factors(path: str, f: h5py.File, name: str, verify: bool):
     arrays = {key: g[key][()] for key in g}
     if verify:
         for key, a in arrays.items():
-            stored = f.attrs.get(f"crc32_{name}_{key}")
-            if stored is not None and crc32(a) != int(stored):
-                raise CorruptFile(
-                    path,
-                    f"kernel bank {path!r}: the {name} factors' {key} array does not match "
-                    "its checksum (the file was damaged after it was written)",
-                )
+            _verify(path, f, f"crc32_{name}_{key}", a, f"the {name} factors' {key} array")
     if fmt == "dense":
         return arrays["data"].reshape(shape)
     if fmt == "csr":
