@@ -272,7 +272,10 @@ class FactorBank:
             raise InputError("select needs a non-empty list of kernel indices")
         if indices.min() < 0 or indices.max() >= self.n_kernels:
             raise InputError(f"kernel indices must be in [0, {self.n_kernels})")
-        cols = np.concatenate([np.arange(self.offsets[m], self.offsets[m + 1]) for m in indices])
+        # kernel m's columns offsets[m] .. offsets[m] + ranks[m] - 1, in the order asked
+        ranks = self.ranks[indices]
+        first = np.cumsum(ranks) - ranks
+        cols = np.repeat(self.offsets[indices] - first, ranks) + np.arange(ranks.sum())
 
         def take(Z):
             if Z is None:

@@ -243,9 +243,9 @@ def exact_factor_bank(
         if specs[0].normalise != "none":
             Zc, Tc = _normalise_columns(Zc, Tc, specs[0].normalise)
         return FactorBank.from_matrix(
-            _as_dtype(Zc, dtype),
+            Zc.astype(dtype, copy=False),
             1,
-            test=None if Tc is None else _as_dtype(Tc, dtype),
+            test=None if Tc is None else Tc.astype(dtype, copy=False),
             names=[s.label() for s in specs],
             y_train=y_train,
             y_test=y_test,
@@ -254,8 +254,8 @@ def exact_factor_bank(
     for spec in specs:
         cols = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
         Zm, Tm, _ = normalise_factors(Z[:, cols], None if T is None else T[:, cols], spec.normalise)
-        train.append(_as_dtype(Zm, dtype))
-        test.append(None if Tm is None else _as_dtype(Tm, dtype))
+        train.append(Zm.astype(dtype, copy=False))
+        test.append(None if Tm is None else Tm.astype(dtype, copy=False))
     return _spec_bank(specs, train, None if T is None else test, y_train, y_test)
 
 
@@ -295,10 +295,6 @@ def compute_factor_bank(
     if kind == "exact":
         return exact_factor_bank(specs, X_train, X_test, **common)
     raise InputError(f"unknown factor representation {kind!r}; known: nystroem, rff, exact")
-
-
-def _as_dtype(Z, dtype):
-    return Z.astype(dtype, copy=False)
 
 
 def _features_pair(X_train, X_test):
