@@ -228,3 +228,25 @@ def similarity_kernel(S, y, C, rho, loss, trace=None):
     # the L1 loss's many epigraph variables often end "inaccurate" at 1e-7 or so
     assert prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE), prob.status
     return prob.value, K.value
+
+
+def _minimise(objective, cons, variable):
+    prob = cp.Problem(cp.Minimize(objective), cons)
+    prob.solve(
+        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500
+    )
+    assert prob.status == cp.OPTIMAL, prob.status
+    return float(prob.value), variable.value
+
+
+def level_projection(theta0, S, Q, level):
+    """min ||theta - theta0||^2 over the simplex with the cuts S_k - 1/2 Q_k theta <= level."""
+    theta = cp.Variable(len(theta0))
+    cons = [theta >= 0, cp.sum(theta) == 1, S - 0.5 * Q @ theta <= level]
+    return _minimise(cp.sum_squares(theta - theta0), cons, theta)
+
+
+def cutting_plane_minimum(S, Q):
+    """min over the simplex of max_k S_k - 1/2 Q_k theta (the cutting-plane model)."""
+    theta = cp.Variable(Q.shape[1])
+    return _minimise(cp.max(S - 0.5 * Q @ theta), [theta >= 0, cp.sum(theta) == 1], theta)

@@ -276,3 +276,66 @@ def test_simplemkl_line_search_survives_inexact_svm_solves(monkeypatch):
     out = est._line_search(oracle, base, D, K_D, 1.0, -1.0, -1.0, base)
     assert out is base and 0 < len(calls) <= 20
     assert all(0 < g < 1 for g in calls)
+
+
+# --------------------------------------------------------------------------- #
+# The simplex's level-method subproblems (dual Newton projection, column generation)
+
+
+def _cuts(rng, K, M):
+    """Cuts S_k - 1/2 q_k'theta as the wrapper methods make them (q >= 0, sparse-ish)."""
+    Q = rng.gamma(0.5, 1.0, size=(K, M)) * rng.uniform(0.1, 10.0, size=(K, 1))
+    S = rng.uniform(1.0, 5.0, K)
+    return S, Q
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_simplex_projection_matches_cvxpy(seed):
+    from mkl.algorithms.domains import project_simplex
+
+    v = np.random.default_rng(seed).normal(size=30) * 0.3
+    value, theta = reference._minimise(*_simplex_projection_problem(v))
+    got = project_simplex(v)
+    assert got.min() >= 0 and got.sum() == pytest.approx(1.0)
+    assert np.sum((got - v) ** 2) == pytest.approx(value, rel=1e-7)
+
+
+def _simplex_projection_problem(v):
+    import cvxpy as cp
+
+    theta = cp.Variable(len(v))
+    return cp.sum_squares(theta - v), [theta >= 0, cp.sum(theta) == 1], theta
+
+
+@pytest.mark.parametrize("seed, K, M", [(0, 1, 5), (1, 8, 40), (2, 30, 200), (3, 60, 500)])
+def test_level_projection_matches_cvxpy(seed, K, M):
+    from mkl.algorithms.domains import project_level_simplex
+
+    rng = np.random.default_rng(seed)
+    S, Q = _cuts(rng, K, M)
+    lower, _ = Simplex().minimise_model(S, Q)
+    theta0 = rng.dirichlet(np.full(M, 0.3))
+    upper = float(np.max(S - 0.5 * Q @ theta0))
+    level = lower + 0.3 * (upper - lower)
+    value, _ = reference.level_projection(theta0, S, Q, level)
+    theta = project_level_simplex(theta0, S, Q, level)
+    assert theta is not None  # solved by the dual Newton method, not the fallback
+    assert theta.min() >= 0 and theta.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.max(S - 0.5 * Q @ theta) <= level + 1e-9 * abs(level)
+    assert np.sum((theta - theta0) ** 2) == pytest.approx(value, rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed, K, M", [(0, 1, 5), (1, 10, 300), (2, 60, 2000)])
+def test_cutting_plane_model_by_column_generation_matches_cvxpy(seed, K, M):
+    rng = np.random.default_rng(seed)
+    S, Q = _cuts(rng, K, M)
+    domain = Simplex()
+    # the working set carries over as cuts are added: solve the growing models
+    for k in range(1, K + 1):
+        lower, theta = domain.minimise_model(S[:k], Q[:k])
+    value, _ = reference.cutting_plane_minimum(S, Q)
+    assert lower == pytest.approx(value, rel=1e-7)
+    assert np.max(S - 0.5 * Q @ theta) == pytest.approx(value, rel=1e-7)
+    assert theta.min() >= 0 and theta.sum() == pytest.approx(1.0)
+    # a fresh domain (no working set) reaches the same minimum
+    assert Simplex().minimise_model(S, Q)[0] == pytest.approx(value, rel=1e-7)

@@ -187,6 +187,7 @@ def check(exp: Mapping) -> None:
         used = [spec["dataset"]] if "dataset" in spec else list(spec.get("datasets", []))
         if kind == "timing":  # draws its own points from any registry dataset
             used = []
+            _check_timing_points(name, fig, spec, exp["algorithms"], exp["figures"])
         for ds in used:
             if ds not in datasets:
                 raise ValueError(
@@ -224,6 +225,46 @@ def _check_parameters(
             f"experiment {name!r}: algorithm {alg!r} ({registry_name}) {where} sets "
             f"{unknown}, not parameters of {registry_name} (it takes {sorted(known)})"
         )
+
+
+def _check_timing_points(
+    name: str, fig: str, spec: Mapping, algorithms: Mapping, figures: Mapping
+) -> None:
+    """Every point of a timing figure is well formed, and a factor bank's series
+    are estimators that take one."""
+    from .. import ALGORITHMS
+    from .representation import timing_point_settings
+
+    for label, series in spec.get("series", {}).items():
+        if series["algorithm"] not in algorithms:
+            raise ValueError(
+                f"experiment {name!r}: figure {fig!r}, series {label!r} names algorithm "
+                f"{series['algorithm']!r}, not one of its own"
+            )
+    other = spec.get("compare_with")
+    if other is not None:
+        target = figures.get(other, {})
+        if target.get("kind") != "timing" or target.get("vary") != spec["vary"] or other == fig:
+            raise ValueError(
+                f"experiment {name!r}: figure {fig!r} compares with {other!r}, which is not "
+                f"another timing figure with vary: {spec['vary']}"
+            )
+    for value in spec.get("values", []):
+        try:
+            _, _, rep = timing_point_settings(spec, value)
+        except ValueError as exc:
+            raise ValueError(
+                f"experiment {name!r}: figure {fig!r}, point {value!r}: {exc}"
+            ) from None
+        if rep["kind"] == "dense":
+            continue
+        for label, series in spec["series"].items():
+            registry_name, _ = estimator(algorithms[series["algorithm"]], series["algorithm"])
+            if not ALGORITHMS[registry_name].accepts_factors:
+                raise ValueError(
+                    f"experiment {name!r}: figure {fig!r}, series {label!r} ({registry_name}) "
+                    f"cannot use a {rep['kind']} factor bank: it needs dense kernel matrices"
+                )
 
 
 def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, dataset: str) -> None:

@@ -110,6 +110,7 @@ METRIC_LABELS = {
     "seconds": "fit time (s)",
     "spectral_ratio": "spectral ratio",
     "in_F": "fit time in units of F",
+    "test_accuracy": "test accuracy",
 }
 
 
@@ -150,17 +151,58 @@ def curves(
 
 
 def timing_curves(records: Sequence[Mapping], vary: str) -> pd.DataFrame:
-    """Fit time (seconds, and in units of the floor F timed beside it) against
-    ``vary`` (n or kernels), one line per series; error bars are standard
-    errors over repetitions, as in Kloft et al. (2009), Figure 1."""
+    """Fit time (seconds, and in units of the floor F timed beside it) and, where
+    recorded, test accuracy against ``vary`` (n, kernels or rank), one line per
+    series; error bars are standard errors over repetitions, as in Kloft et al.
+    (2009), Figure 1. Where dense and factor banks meet in one figure, the dense
+    records' lines are labelled "<series> (dense)"; a dense point of a rank
+    figure has no x (NaN: drawn as a level line)."""
     df = pd.DataFrame(records)
     df["in_F"] = df["seconds"] / df["floor_seconds"]
+    representation = df.get("representation", pd.Series("dense", index=df.index)).fillna("dense")
+    mixed = (representation == "dense").any() and (representation != "dense").any()
+    df["line"] = np.where(
+        mixed & (representation == "dense"), df["series"] + " (dense)", df["series"]
+    )
+    if vary == "rank":
+        df["x"] = pd.to_numeric(df["rank"], errors="coerce")
+    else:
+        df["x"] = df[vary].astype(float)
+    metrics = ["seconds", "in_F"]
+    if "test_accuracy" in df and df["test_accuracy"].notna().any():
+        metrics.append("test_accuracy")
     rows = [
-        _curve_point(metric, label, x, g[metric], standard_error=True)
-        for (label, x), g in df.groupby(["series", vary], sort=False)
-        for metric in ("seconds", "in_F")
+        _curve_point(metric, label, x, g[metric].dropna(), standard_error=True)
+        for (label, x), g in df.groupby(["line", "x"], sort=False, dropna=False)
+        for metric in metrics
+        if g[metric].notna().any()
     ]
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def timing_table(curves: pd.DataFrame, x_label: str) -> str:
+    """The timing curves as a Markdown table: one row per (line, x), mean ±
+    standard error of each metric (the numbers behind the figure)."""
+    if curves.empty:
+        return "No timing records.\n"
+    metrics = list(dict.fromkeys(curves["metric"]))
+    rows = {}
+    for point in curves.itertuples():
+        x = "dense" if np.isnan(point.x) else f"{point.x:g}"
+        row = rows.setdefault((point.line, x), {"series": point.line, x_label: x})
+        row[METRIC_LABELS.get(point.metric, point.metric)] = f"{point.mean:.4g} ± {point.std:.2g}"
+    columns = ["series", x_label] + [METRIC_LABELS.get(m, m) for m in metrics]
+    order = sorted(
+        rows,
+        key=lambda key: (
+            str(key[0]).removesuffix(" (dense)"),
+            str(key[0]),
+            key[1] == "dense",
+            float(key[1]) if key[1] != "dense" else 0.0,
+        ),
+    )
+    wide = pd.DataFrame([rows[key] for key in order], columns=columns).fillna("")
+    return wide.to_markdown(index=False) + "\n"
 
 
 def sweep_curves(
@@ -210,18 +252,27 @@ def plot_curves(
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
         sub = curves[curves["metric"] == metric]
+        # a series and its dense reference share a colour (dashed or dotted)
+        bases = list(dict.fromkeys(str(v).removesuffix(" (dense)") for v in curves["line"]))
         for line, pts in sub.groupby("line", sort=False):
-            pts = pts.sort_values("x")
-            ax.errorbar(
-                pts["x"],
-                pts["mean"],
-                yerr=pts["std"],
-                marker="o",
-                markersize=3,
-                capsize=2,
-                linewidth=1,
-                label=str(line),
-            )
+            color = f"C{bases.index(str(line).removesuffix(' (dense)')) % 10}"
+            level = pts[pts["x"].isna()]  # a reference without an x (e.g. the dense bank)
+            pts = pts[pts["x"].notna()].sort_values("x")
+            if len(pts):
+                ax.errorbar(
+                    pts["x"],
+                    pts["mean"],
+                    yerr=pts["std"],
+                    marker="o",
+                    markersize=3,
+                    capsize=2,
+                    linewidth=1,
+                    linestyle="--" if str(line).endswith("(dense)") else "-",
+                    color=color,
+                    label=str(line),
+                )
+            for value in level["mean"]:
+                ax.axhline(value, linestyle=":", linewidth=1, color=color, label=str(line))
         ax.set_xlabel(x_label)
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         if log_x:

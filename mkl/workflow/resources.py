@@ -89,7 +89,22 @@ def fit_runtime(n_splits: int, input_mb: float, attempt: int) -> int:
     return int((FIT_MINUTES_PER_SPLIT * n_splits + input_mb / 5) * attempt)
 
 
-def timing_mem_mb(figure: Mapping, value: int, attempt: int) -> int:
-    """A timing point: its Gaussian bank (M x n x n float64) and the combined kernels."""
-    n, m = (value, figure["kernels"]) if figure["vary"] == "n" else (figure["n"], value)
-    return int(BASE_MEM_MB + 3 * m * n * n * 8 / 2**20 * attempt)
+TIMING_FEATURES = 1000  # features per point assumed when sizing a timing point's data
+
+
+def timing_mem_mb(figure: Mapping, value, attempt: int) -> int:
+    """A timing point: its dense Gaussian bank (M x n x n float64, three times for
+    the combined kernels and the estimators' working copies, plus the M x n_test
+    x n test block), or its float32 factors ((n + n_test) x M x rank, three times:
+    the per-kernel factors, the stacked matrix and the solver's working set),
+    plus the drawn and scaled points (up to TIMING_FEATURES features)."""
+    from .representation import timing_point_settings
+
+    n, m, rep = timing_point_settings(figure, value)
+    t = figure.get("test_points", 0)
+    if rep["kind"] == "dense":
+        bank = (3 * m * n * n + m * t * n) * 8
+    else:
+        bank = 3 * (n + t) * m * rep.get("rank", rep.get("dimension")) * 4
+    points = 3 * (n + t) * TIMING_FEATURES * 8
+    return int(BASE_MEM_MB + (bank + points) / 2**20 * attempt)

@@ -91,6 +91,18 @@ def figures_of_kind(experiments: Iterable[Mapping], *kinds: str) -> str:
     return "|".join(names) if names else "(?!)"
 
 
+def timing_points(exp: Mapping, figure: str) -> list[str]:
+    """The point files a timing figure reads: its own values and those of the
+    figure it is drawn beside (``compare_with``, e.g. the dense curve)."""
+    spec = exp["figures"][figure]
+    figures = [figure] + ([spec["compare_with"]] if "compare_with" in spec else [])
+    return [
+        f"results/timing/{exp['name']}/{fig}/{value}.json"
+        for fig in figures
+        for value in exp["figures"][fig]["values"]
+    ]
+
+
 def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable[str]) -> list[str]:
     """What building an experiment means: its tables, its accuracy figure and
     every figure of its ``figures`` section."""

@@ -201,3 +201,64 @@ def test_schema_requires_each_figure_kinds_fields():
     exp["figures"] = {"s": {"kind": "sweep", "sweep": "gmkl_v"}}
     with pytest.raises(jsonschema.ValidationError, match="datasets"):
         jsonschema.validate(exp, SCHEMA)
+
+
+TIMING = {
+    "kind": "timing",
+    "dataset": "a",
+    "vary": "rank",
+    "values": [10, 20, "dense"],
+    "n": 50,
+    "kernels": 2,
+    "widths": [1.0, 4.0],
+    "repetitions": 1,
+    "representation": "nystroem",
+    "series": {"sum": {"algorithm": "uniform", "params": {"C": 1}}},
+}
+
+
+def _with_figures(**figures):
+    exp = yaml.safe_load(yaml.safe_dump(BASE))
+    exp["algorithms"]["memo"] = {"estimator": "memo", "grid": {"C": [1]}}
+    exp["figures"] = figures
+    return exp
+
+
+def test_timing_figures_on_factors_validate():
+    dense_n = {**TIMING, "vary": "n", "values": [40, 60], "representation": "dense"}
+    factored_n = {**dense_n, "representation": {"kind": "rff", "dimension": 30}}
+    exp = _with_figures(r=TIMING, d=dense_n, f={**factored_n, "compare_with": "d"})
+    jsonschema.validate(exp, SCHEMA)
+    experiment.check(experiment.expand(exp))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"values": ["dense"], "vary": "n", "representation": "dense"},
+            "point 'dense'.*only in a figure with vary: rank",
+        ),
+        ({"representation": "dense"}, "needs a nystroem or rff representation"),
+        ({"series": {"m": {"algorithm": "memo", "params": {"C": 1}}}}, "memo.*needs dense"),
+        (
+            {"series": {"x": {"algorithm": "nope", "params": {"C": 1}}}},
+            "'nope', not one of its own",
+        ),
+        ({"compare_with": "t"}, "not another timing figure"),
+        ({"compare_with": "missing"}, "not another timing figure"),
+    ],
+)
+def test_bad_timing_figures_are_refused_at_load(change, message):
+    exp = _with_figures(t={**TIMING, **change})
+    with pytest.raises(ValueError, match=message):
+        experiment.check(experiment.expand(exp))
+
+
+def test_schema_refuses_translations_without_image_shape_and_bad_values():
+    exp = _with_figures(t={**TIMING, "translations": 2})
+    with pytest.raises(jsonschema.ValidationError, match="image_shape"):
+        jsonschema.validate(exp, SCHEMA)
+    exp = _with_figures(t={**TIMING, "values": [10, "sparse"]})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(exp, SCHEMA)

@@ -636,6 +636,32 @@ def test_figures_of_kind_is_a_wildcard_constraint():
     assert re.fullmatch(weights, "weights_b") and not re.fullmatch(weights, "time_n")
 
 
+def test_timing_figure_points_include_the_compared_figure():
+    exp = {
+        "name": "e",
+        "figures": {
+            "dense": {"kind": "timing", "vary": "n", "values": [100, 200]},
+            "factored": {
+                "kind": "timing",
+                "vary": "n",
+                "values": [1000],
+                "compare_with": "dense",
+            },
+            "rank": {"kind": "timing", "vary": "rank", "values": [50, "dense"]},
+        },
+    }
+    assert targets.timing_points(exp, "dense") == [
+        "results/timing/e/dense/100.json",
+        "results/timing/e/dense/200.json",
+    ]
+    assert targets.timing_points(exp, "factored") == [
+        "results/timing/e/factored/1000.json",
+        "results/timing/e/dense/100.json",
+        "results/timing/e/dense/200.json",
+    ]
+    assert targets.timing_points(exp, "rank")[-1] == "results/timing/e/rank/dense.json"
+
+
 def test_experiment_targets_are_tables_and_figures():
     experiments = {"demo": targets_experiment(), "bare": {"name": "bare"}}
     demo = [
@@ -768,11 +794,23 @@ def test_runtime_and_timing_memory_estimates():
     assert resources.fit_runtime(3, 50, 3) == 210
     fig = {"vary": "n", "kernels": 10, "n": 100}
     mb = 3 * 10 * 1000 * 1000 * 8 / 2**20
-    assert resources.timing_mem_mb(fig, 1000, 1) == int(600 + mb)
-    assert resources.timing_mem_mb(fig, 1000, 2) == int(600 + 2 * mb)
+    points = 3 * 1000 * resources.TIMING_FEATURES * 8 / 2**20
+    assert resources.timing_mem_mb(fig, 1000, 1) == int(600 + mb + points)
+    assert resources.timing_mem_mb(fig, 1000, 2) == int(600 + 2 * (mb + points))
     by_kernels = {"vary": "kernels", "kernels": 10, "n": 1000}
-    assert resources.timing_mem_mb(by_kernels, 10, 1) == int(600 + mb)
-    assert resources.timing_mem_mb(by_kernels, 20, 1) == int(600 + 2 * mb)
+    assert resources.timing_mem_mb(by_kernels, 10, 1) == int(600 + mb + points)
+    assert resources.timing_mem_mb(by_kernels, 20, 1) == int(600 + 2 * mb + points)
+    # test points: their kernel block and their features
+    tested = {**fig, "test_points": 500}
+    test_mb = (10 * 500 * 1000 * 8 + 3 * 500 * resources.TIMING_FEATURES * 8) / 2**20
+    assert resources.timing_mem_mb(tested, 1000, 1) == int(600 + mb + points + test_mb)
+    # factors: (n + n_test) x M x rank float32, three times; the rank from the point
+    by_rank = {**tested, "vary": "rank", "n": 1000, "representation": "nystroem"}
+    factors = 3 * 1500 * 10 * 200 * 4 / 2**20
+    points = 3 * 1500 * resources.TIMING_FEATURES * 8 / 2**20
+    assert resources.timing_mem_mb(by_rank, 200, 1) == int(600 + factors + points)
+    dense = (3 * 10 * 1000 * 1000 + 10 * 500 * 1000) * 8 / 2**20
+    assert resources.timing_mem_mb(by_rank, "dense", 1) == int(600 + dense + points)
 
 
 @pytest.mark.parametrize("damaged", ["data", "splits"])

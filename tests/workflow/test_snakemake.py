@@ -70,6 +70,19 @@ TINY = {
                 "EasyMKL": {"algorithm": "easymkl", "params": {"lam": 0.5, "C": 1}},
             },
         },
+        "by_rank": {
+            "kind": "timing",
+            "dataset": "gmkl_toy1",
+            "vary": "rank",
+            "values": [10, "dense"],
+            "n": 50,
+            "kernels": 2,
+            "widths": [1.0, 4.0],
+            "representation": "nystroem",
+            "test_points": 40,
+            "repetitions": 1,
+            "series": {"sum": {"algorithm": "uniform", "params": {"C": 1}}},
+        },
         "weights": {
             "dataset": "gmkl_toy1",
             "series": {
@@ -157,7 +170,15 @@ def test_tiny_experiment_end_to_end(workdir):
     assert len(timing["records"]) == 2 * 2 * 2  # 2 sizes x 2 repetitions x 2 series
     assert {r["n"] for r in timing["records"]} == {40, 60}
     assert all(r["seconds"] > 0 and r["floor_seconds"] > 0 for r in timing["records"])
-    for name in ("lam_curve", "by_dataset", "timing"):
+    assert "| sum " in (figures / "timing.md").read_text()
+    by_rank = json.loads((figures / "by_rank.json").read_text())
+    assert {(r["representation"], r["series"]) for r in by_rank["records"]} == {
+        ("nystroem-10", "sum"),
+        ("dense", "sum"),
+    }
+    assert all(0 <= r["test_accuracy"] <= 1 for r in by_rank["records"])
+    assert "| sum (dense) | dense" in (figures / "by_rank.md").read_text()
+    for name in ("lam_curve", "by_dataset", "timing", "by_rank"):
         assert (figures / f"{name}.png").stat().st_size > 1000
         assert (figures / f"{name}.pdf").stat().st_size > 1000
     weights = json.loads((workdir / "results" / "figures" / "tiny" / "weights.json").read_text())

@@ -169,4 +169,8 @@ def fit_runtime(w, input, attempt):
 
 def timing_mem_mb(w, attempt):
     figure = EXPERIMENTS[w.experiment]["figures"][w.figure]
-    return resources.timing_mem_mb(figure, int(w.value), attempt)
+    return resources.timing_mem_mb(figure, w.value, attempt)
+
+
+def timing_figure_points(w):
+    return targets.timing_points(EXPERIMENTS[w.experiment], w.figure)

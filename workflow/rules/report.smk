@@ -128,7 +128,7 @@ rule timing_point:
         "results/timing/{experiment}/{figure}/{value}.json",
     wildcard_constraints:
         figure=figures_of_kind("timing"),
-        value="[0-9]+",
+        value="[0-9]+|dense",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         source_hash=lambda w: figure_hash(w, extra=hashing.TIMING),
@@ -146,12 +146,7 @@ rule timing_point:
 
 rule timing_figure:
     input:
-        lambda w: expand(
-            "results/timing/{experiment}/{figure}/{value}.json",
-            experiment=w.experiment,
-            figure=w.figure,
-            value=EXPERIMENTS[w.experiment]["figures"][w.figure]["values"],
-        ),
+        timing_figure_points,
     output:
         png=report(
             "results/figures/{experiment}/{figure}.png",
@@ -161,6 +156,7 @@ rule timing_figure:
         ),
         pdf="results/figures/{experiment}/{figure}.pdf",
         json="results/figures/{experiment}/{figure}.json",
+        md="results/figures/{experiment}/{figure}.md",
     wildcard_constraints:
         figure=figures_of_kind("timing"),
     params:

@@ -1,6 +1,7 @@
-"""Rule timing_point: one point of a fit-time figure (Kloft et al. 2009, Fig. 1):
-every series fitted and timed on the same freshly drawn Gaussian bank, for each
-repetition. The job runs alone (threads = all cores) with one BLAS thread."""
+"""Rule timing_point: one point of a fit-time figure (Kloft et al. 2009, Fig. 1,
+and its factor-bank extensions): every series fitted and timed on the same
+freshly drawn Gaussian bank, for each repetition. The job runs alone
+(threads = all cores) with one BLAS thread."""
 
 from mkl.workflow.jobs import run
 
@@ -10,12 +11,12 @@ def main(snakemake, log):
     from mkl._io import write_json
     from mkl.workflow import experiment
     from mkl.workflow.dataset import Dataset
+    from mkl.workflow.representation import timing_point_settings
     from mkl.workflow.timing import timing_point
 
     exp = snakemake.params.experiment
     spec = exp["figures"][snakemake.wildcards.figure]
-    value = int(snakemake.wildcards.value)
-    n, kernels = (value, spec["kernels"]) if spec["vary"] == "n" else (spec["n"], value)
+    n, kernels, representation = timing_point_settings(spec, snakemake.wildcards.value)
     ds = Dataset.load(snakemake.input[0])
     series = {
         label: experiment.estimator(
@@ -36,6 +37,10 @@ def main(snakemake, log):
             spec["repetitions"],
             seed=spec.get("seed", 0),
             feature_scaling=spec.get("feature_scaling", "minmax"),
+            representation=representation,
+            test_points=spec.get("test_points", 0),
+            translations=spec.get("translations", 0),
+            image_shape=spec.get("image_shape"),
         )
     write_json(
         snakemake.output[0],
@@ -43,12 +48,17 @@ def main(snakemake, log):
             "figure": snakemake.wildcards.figure,
             "n": n,
             "kernels": kernels,
+            "representation": representation,
             "records": records,
             "mkl_version": mkl.__version__,
         },
     )
     log.info(
-        "n=%d kernels=%d: %s", n, kernels, {r["series"]: round(r["seconds"], 3) for r in records}
+        "n=%d kernels=%d %s: %s",
+        n,
+        kernels,
+        records[0]["representation"],
+        {r["series"]: round(r["seconds"], 3) for r in records},
     )
 
 
