@@ -19,8 +19,11 @@ methods over the cuts J(theta) >= S_k - 1/2 q_k'theta:
 These are LPs (simplex) or SOCPs (the quadratic constraints); they are solved
 by Clarabel, an open-source interior-point conic solver that handles the
 quadratic constraint exactly and returns 1e-8-accurate solutions on these
-M-variable problems in milliseconds. The simplex's model minimum, a plain LP,
-goes to HiGHS instead.
+M-variable problems in milliseconds. Over the simplex, where M reaches the
+thousands (one kernel per term of a text collection), both have their own
+solvers: the model minimum, a plain LP, goes to HiGHS by column generation,
+and the level projection to projected Newton on its K-variable dual
+(``project_level_simplex``), with the interior point as the fallback.
 """
 
 from __future__ import annotations
@@ -124,9 +127,12 @@ class Simplex(WeightDomain):
         in. With the cut multipliers lambda of the restricted LP, its value is
         lambda'S - 1/2 max_{m in W} (lambda'Q)_m and every theta is bounded below
         by lambda'S - 1/2 max_m (lambda'Q)_m, so the two agree at the optimum
-        (the solution over thousands of kernels uses a few dozen). The working
-        set carries over from call to call (cuts are only added). The bound
-        again comes from the multipliers."""
+        (the solution over thousands of kernels uses a few dozen to a few
+        hundred). The support and the 50 kernels closest to entering it carry
+        over to the next call (cuts are only added): keeping every kernel ever
+        priced in let the set grow to 1,100 of 4,264 and each LP to 1.3 s on
+        text5, pruning cut the LP time 4x. The bound again comes from the
+        multipliers."""
         K, M = Q.shape
         scale = cut_scale(S, Q)
         # the kernels the newest cut favours, and those of earlier solutions
@@ -143,7 +149,8 @@ class Simplex(WeightDomain):
             W = np.union1d(W, outside[np.argsort(v[outside])[-50:]])
         theta = np.zeros(M)
         theta[W] = x
-        self._columns = W
+        # carry over the support and the kernels closest to entering it
+        self._columns = np.union1d(W[x > 0], np.argsort(v)[-min(M, 50) :])
         return float(lam @ S - 0.5 * self.support(lam @ Q)), self._clean(theta)
 
     def project_level(self, theta0, S, Q, level):
