@@ -143,6 +143,13 @@ class SMKL(MKLClassifier):
             log.record(f, gap=gap, weights=theta, svm_solves=1, passes=passes)
             return gap <= self.tol
 
+        def finished(k, f, theta, alpha, new_lower):
+            """Record step k; True when the gap is within tol or the steps are spent."""
+            if record(f, theta, alpha, new_lower):
+                log.stop("gap", converged=True)
+                return True
+            return k == N
+
         if self.step == "theory":
             L = Lam + 2.0 * n * C**2 * Lam**2 / lam  # Corollary 3 for this gradient
             grad_sum = np.zeros(n)
@@ -150,10 +157,7 @@ class SMKL(MKLClassifier):
                 f, theta, products = values(alpha)
                 grad = gradient(theta, products)
                 passes += 1
-                if record(f, theta, alpha, bound(f, alpha, grad)):
-                    log.stop("gap", converged=True)
-                    break
-                if k == N:
+                if finished(k, f, theta, alpha, bound(f, alpha, grad)):
                     break
                 beta_k = clip(alpha - grad / L)  # (15)
                 grad_sum += 0.5 * (k + 1) * grad
@@ -170,10 +174,7 @@ class SMKL(MKLClassifier):
             for k in range(N + 1):
                 grad = gradient(theta_point, products)
                 passes += 1
-                if record(f_x, theta_x, x, bound(f_point, point, grad)):
-                    log.stop("gap", converged=True)
-                    break
-                if k == N:
+                if finished(k, f_x, theta_x, x, bound(f_point, point, grad)):
                     break
                 while True:  # backtracking: the quadratic upper bound at the new point
                     x_new = clip(point - grad / L)
@@ -193,7 +194,7 @@ class SMKL(MKLClassifier):
                 t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
                 point = x_new + ((t - 1.0) / t_new) * (x_new - x)
                 x, f_x, theta_x, t = x_new, f_new, theta_new, t_new
-                if t == 1.0 or np.array_equal(point, x_new):
+                if np.array_equal(point, x_new):  # no momentum (the step after a restart)
                     f_point, theta_point, products = f_new, theta_new, products_new
                 else:
                     f_point, theta_point, products = values(point)
