@@ -59,7 +59,10 @@ def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
         params["tol"] = tol
     for kv in filter(None, extra.split(",")):
         k, v = kv.split("=")
-        params[k] = float(v)
+        try:
+            params[k] = float(v)
+        except ValueError:  # a named option, e.g. smkl:step=theory
+            params[k] = v
     return name, params
 
 

@@ -280,10 +280,21 @@ def plot_curves(
         if metric in log_y_metrics:
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize="small", frameon=False, loc="best")
+    # the legend of the panel where every line is drawn (the last among equals);
+    # more than six lines go below the panels, in columns
+    counts = [len(ax.get_legend_handles_labels()[1]) for ax in axes[0]]
+    legend_ax = axes[0][max(range(len(counts)), key=lambda k: (counts[k], k))]
+    handles, labels = legend_ax.get_legend_handles_labels()
     if title:
         fig.suptitle(title, fontsize="medium")
-    fig.tight_layout()
+    if len(labels) > 6:
+        columns = min(5, (len(labels) + 1) // 2)
+        rows = -(-len(labels) // columns)
+        fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize="small")
+        fig.tight_layout(rect=(0, 0.06 * rows, 1, 1))
+    else:
+        legend_ax.legend(fontsize="small", frameon=False, loc="best")
+        fig.tight_layout()
     _save_figure(fig, path_png, path_pdf)
 
 
