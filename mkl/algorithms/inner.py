@@ -77,6 +77,12 @@ class DenseKernels:
     def combined_product(self, theta: np.ndarray, handle) -> np.ndarray:
         return theta @ handle
 
+    def forms_of(self, handle, beta: np.ndarray) -> np.ndarray:
+        """q (M,) from a handle of :meth:`forms_and_products` for this beta, without
+        a pass. Handles are linear in beta: a combination of two handles is the
+        handle of the same combination of their betas."""
+        return handle @ beta
+
     def curvature(self, combo: np.ndarray, beta: np.ndarray, q=None) -> float:
         """beta' K(d) beta for the combination ``combo`` = K(d) (no pass)."""
         return float(beta @ (combo @ beta))
@@ -174,6 +180,10 @@ class FactorKernels:
     def combined_product(self, theta: np.ndarray, handle) -> np.ndarray:
         """K(theta) beta = Z (s * w) for w = Z' beta (one pass)."""
         return self.bank.times(self.bank.column_weights(theta) * handle)
+
+    def forms_of(self, handle, beta: np.ndarray) -> np.ndarray:
+        """As :meth:`DenseKernels.forms_of`: q_m = ||w_m||^2 for w = Z' beta."""
+        return self.bank.group_sums(handle * handle)
 
     def curvature(self, combo: np.ndarray, beta: np.ndarray, q=None) -> float:
         """beta' K(d) beta = d'q(beta) for the weight vector ``combo`` = d."""

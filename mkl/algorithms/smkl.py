@@ -38,7 +38,8 @@ quadratic upper bound holds at the new point, starting from the curvature of
 the average kernel) and restarted when f_lambda increases (O'Donoghue &
 Candes 2015: the momentum is reset, the point kept). It minimises the same
 f_lambda with the same gap; a step costs one gradient (one pass) and one
-value per backtracking trial.
+value per backtracking trial: one pass over the bank each, the extrapolated
+point's products being the same combination of two passes' products.
 
 Stopping: relative gap (UB - LB) / |UB| <= tol, UB the best f_lambda seen and
 LB the best lower bound from convexity, f_lambda(alpha^k) + min_{Q'} grad^k'(a - alpha^k).
@@ -104,11 +105,18 @@ class SMKL(MKLClassifier):
         if lam is None:
             lam = 2.0 * np.sqrt(2.0) * n * C**2 * Lam / ((N + 1) * np.sqrt(max(np.log(M), 1.0)))
 
-        def values(alpha):
-            # a_i = alpha'G_i alpha (one pass) -> f_lambda (eq. 10) and theta (eq. 13)
-            a, products = problem.forms_and_products(alpha * y)
+        def values(alpha, products=None):
+            # a_i = alpha'G_i alpha (one pass, none when the products are given)
+            # -> f_lambda (eq. 10) and theta (eq. 13)
+            if products is None:
+                a, products = problem.forms_and_products(alpha * y)
+            else:
+                a = problem.forms_of(products, alpha * y)
             z = a / lam - 1.0
             return -alpha.sum() + 0.5 * lam * logsumexp(z), softmax(z), products
+
+        # a gradient from the products: no pass on a dense bank, one on factors
+        gradient_passes = int(problem.representation == "factors")
 
         def gradient(theta, products):
             # derivative of (10), (12) up to its factor: -1 + sum_i theta_i G_i alpha
@@ -156,7 +164,7 @@ class SMKL(MKLClassifier):
             for k in range(N + 1):
                 f, theta, products = values(alpha)
                 grad = gradient(theta, products)
-                passes += 1
+                passes += 1 + gradient_passes
                 if finished(k, f, theta, alpha, bound(f, alpha, grad)):
                     break
                 beta_k = clip(alpha - grad / L)  # (15)
@@ -169,11 +177,11 @@ class SMKL(MKLClassifier):
             # x the iterates (in the box), point the extrapolated point
             L = max(float(eigenvalues.mean()), 1e-12)
             x, t = alpha, 1.0
-            f_x, theta_x, products = values(x)
-            point, f_point, theta_point = x, f_x, theta_x
+            f_x, theta_x, products_x = values(x)
+            point, f_point, theta_point, products = x, f_x, theta_x, products_x
             for k in range(N + 1):
                 grad = gradient(theta_point, products)
-                passes += 1
+                passes += gradient_passes
                 if finished(k, f_x, theta_x, x, bound(f_point, point, grad)):
                     break
                 while True:  # backtracking: the quadratic upper bound at the new point
@@ -187,18 +195,15 @@ class SMKL(MKLClassifier):
                     L *= 2.0
                 if f_new > f_x:  # restart: momentum off, from the last iterate
                     t = 1.0
-                    point, f_point, theta_point = x, f_x, theta_x
-                    _, _, products = values(x)
-                    passes += 1
+                    point, f_point, theta_point, products = x, f_x, theta_x, products_x
                     continue
                 t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-                point = x_new + ((t - 1.0) / t_new) * (x_new - x)
-                x, f_x, theta_x, t = x_new, f_new, theta_new, t_new
-                if np.array_equal(point, x_new):  # no momentum (the step after a restart)
-                    f_point, theta_point, products = f_new, theta_new, products_new
-                else:
-                    f_point, theta_point, products = values(point)
-                    passes += 1
+                momentum = (t - 1.0) / t_new
+                point = x_new + momentum * (x_new - x)
+                # the products are linear in alpha: the point's need no pass
+                products = products_new + momentum * (products_new - products_x)
+                f_point, theta_point, _ = values(point, products)
+                x, f_x, theta_x, products_x, t = x_new, f_new, theta_new, products_new, t_new
         _, weights = log.best
         self.smoothing_, self.lipschitz_ = float(lam), float(L)
         K_final = problem.combine(weights)
