@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ..kernels import ALL_FEATURES, expand_bank_spec
-from .representation import bank_representation
+from .representation import bank_representation, timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it
@@ -98,8 +98,6 @@ def timing_mem_mb(figure: Mapping, value, attempt: int) -> int:
     x n test block), or its float32 factors ((n + n_test) x M x rank, three times:
     the per-kernel factors, the stacked matrix and the solver's working set),
     plus the drawn and scaled points (up to TIMING_FEATURES features)."""
-    from .representation import timing_point_settings
-
     n, m, rep = timing_point_settings(figure, value)
     t = figure.get("test_points", 0)
     if rep["kind"] == "dense":
