@@ -231,14 +231,15 @@ def project_level_simplex(
     lam = np.zeros(K)
 
     def dual(lam):
+        """d(lambda), theta(lambda) and grad d = b - A theta (> 0: cut k violated)."""
         theta = project_simplex(theta0 + A.T @ lam)
+        grad = b - A @ theta
         # d = min_theta 1/2||theta - theta0||^2 - lam'(A theta - b) at theta(lam)
-        value = 0.5 * float(np.sum((theta - theta0) ** 2)) - float(lam @ (A @ theta - b))
-        return value, theta
+        value = 0.5 * float(np.sum((theta - theta0) ** 2)) + float(lam @ grad)
+        return value, theta, grad
 
-    value, theta = dual(lam)
+    value, theta, grad = dual(lam)
     for _ in range(PROJECTION_MAX_ITER):
-        grad = b - A @ theta  # > 0: cut k violated
         # optimality: grad <= 0 where lam = 0, grad = 0 where lam > 0
         projected = np.where(lam > 0, grad, np.maximum(grad, 0.0))
         if np.abs(projected).max() <= PROJECTION_TOL:
@@ -246,8 +247,8 @@ def project_level_simplex(
         free = (lam > 1e-12) | (grad > 0)
         support = theta > 0
         A_T = A[np.ix_(free, support)]
-        centred = A_T - A_T.mean(axis=1, keepdims=True) if support.sum() > 0 else A_T
-        H = centred @ A_T.T  # A_F (I - 11'/|T|) A_F'
+        # the support of a simplex projection is never empty
+        H = (A_T - A_T.mean(axis=1, keepdims=True)) @ A_T.T  # A_F (I - 11'/|T|) A_F'
         direction = np.zeros(K)
         try:
             direction[free] = np.linalg.solve(
@@ -255,20 +256,18 @@ def project_level_simplex(
             )
         except np.linalg.LinAlgError:
             return None
+        if not float(grad[free] @ direction[free]) > 0:  # not an ascent direction:
+            direction[free] = grad[free]  # the projected gradient instead
         step = 1.0
-        slope = float(grad[free] @ direction[free])
-        if not slope > 0:
-            direction[free] = grad[free]  # fall back to the projected gradient
-            slope = float(grad[free] @ grad[free])
         while step > 1e-12:
             trial = np.maximum(lam + step * direction, 0.0)
-            trial_value, trial_theta = dual(trial)
+            trial_value, trial_theta, trial_grad = dual(trial)
             if trial_value >= value + 1e-4 * float(grad @ (trial - lam)):
                 break
             step *= 0.5
         else:
             return None
-        lam, value, theta = trial, trial_value, trial_theta
+        lam, value, theta, grad = trial, trial_value, trial_theta, trial_grad
     return None
 
 
