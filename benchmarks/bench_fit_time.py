@@ -12,12 +12,22 @@ C scaled by n), relative gap ``--tol`` (0.01).
     python benchmarks/bench_fit_time.py                       # main workload, n=500, M=50
     python benchmarks/bench_fit_time.py --sweep-n 250 500 1000 2000 5000 --float32
     python benchmarks/bench_fit_time.py --sweep-kernels 10 25 50 100 200
+    python benchmarks/bench_fit_time.py --normalise unit_diagonal --n 500 2000 5000 \
+        --algorithms uniform simplemkl level smkl:smoothing=1 easymkl
+
+The main table also gives each solver's share of its fit time spent in SVM
+solves (libsvm, the warm-started SMO, EasyMKL's margin solves) and in passes
+over the bank (forming a combination, the quadratic forms, the validation
+pass), measured by timing those calls during one extra fit.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from _timing import floor as timed_floor
@@ -26,6 +36,11 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 import mkl
+import mkl.algorithms.inner
+import mkl.algorithms.margin
+import mkl.algorithms.smkl
+import mkl.base
+from mkl.algorithms.inner import DenseKernels
 from mkl.kernels import KernelSpec, compute_bank
 from mkl.synthetic import gmkl_toy
 from mkl.workflow.timing import timing_point
@@ -43,11 +58,11 @@ DEFAULT_ALGORITHMS = [
 ]
 
 
-def gaussian_bank(n: int, M: int, dtype, seed: int = 0):
+def gaussian_bank(n: int, M: int, dtype, seed: int = 0, normalise: str = "unit_trace"):
     X, y = gmkl_toy(1, n=n, seed=seed)
     X = (X - X.mean(0)) / X.std(0)
     widths = np.geomspace(0.5, 20, M)
-    specs = [KernelSpec("gaussian", float(w), normalise="unit_trace") for w in widths]
+    specs = [KernelSpec("gaussian", float(w), normalise=normalise) for w in widths]
     K, _, _ = compute_bank(specs, X, dtype=dtype)
     return K, y
 
@@ -66,9 +81,55 @@ def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
     return name, params
 
 
-def measure(K, y, algorithms, repeats: int, tol: float) -> tuple[dict, list[dict]]:
+# the calls timed as SVM solves and as bank passes: (module or class, attribute)
+SVM_CALLS = [
+    (mkl.algorithms.inner, "solve_svm_dual"),
+    (mkl.algorithms.inner, "solve_svm_smo"),
+    (mkl.algorithms.margin, "solve_svm_dual"),
+    (mkl.algorithms.margin, "komd_margin"),
+]
+PASS_CALLS = [
+    (mkl.base, "check_training_kernels"),
+    (mkl.algorithms.inner, "combine"),
+    (mkl.algorithms.inner, "psd_quadratic_forms"),
+    (mkl.algorithms.inner, "quadratic_forms"),
+    (DenseKernels, "forms_and_products"),
+    (mkl.algorithms.margin, "combine"),
+    (mkl.algorithms.margin, "psd_quadratic_forms"),
+]
+
+
+@contextmanager
+def time_shares():
+    """Seconds spent in SVM solves and in bank passes while the block runs."""
+    spent = {"svm": 0.0, "passes": 0.0}
+    saved = []
+
+    def timed(fn, key):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] += time.perf_counter() - t0
+
+        return wrapper
+
+    for key, calls in (("svm", SVM_CALLS), ("passes", PASS_CALLS)):
+        for owner, attr in calls:
+            fn = getattr(owner, attr)
+            saved.append((owner, attr, fn))
+            setattr(owner, attr, timed(fn, key))
+    try:
+        yield spent
+    finally:
+        for owner, attr, fn in saved:
+            setattr(owner, attr, fn)
+
+
+def measure(K, y, algorithms, repeats: int, tol: float, C: float) -> tuple[dict, list[dict]]:
     """F and each solver's median fit time, SVM solves, passes and result."""
-    C = float(K.shape[1])
     floor = timed_floor(K, y, C, repeats)
     t_svc = floor["svc"]
     rows = []
@@ -78,6 +139,10 @@ def measure(K, y, algorithms, repeats: int, tol: float) -> tuple[dict, list[dict
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             t = median_time(lambda e=est: e.fit(K, y), repeats)
+            with time_shares() as spent:
+                t0 = time.perf_counter()
+                est.fit(K, y)
+                t_shares = time.perf_counter() - t0
         last = est.history_[-1]
         rows.append(
             {
@@ -91,6 +156,8 @@ def measure(K, y, algorithms, repeats: int, tol: float) -> tuple[dict, list[dict
                 "objective": est.objective_,
                 "gap": est.gap_,
                 "converged": est.converged_,
+                "svm_share": spent["svm"] / t_shares,
+                "pass_share": spent["passes"] / t_shares,
             }
         )
     return floor, rows
@@ -104,13 +171,14 @@ def print_main(floor, rows, header):
     )
     print(
         f"{'algorithm':<22}{'ms':>9}{'in F':>8}{'in SVC':>8}{'SVM solves':>11}"
-        f"{'passes':>8}{'iters':>7}{'objective':>15}{'gap':>9}"
+        f"{'passes':>8}{'iters':>7}{'objective':>15}{'gap':>9}{'% SVM':>7}{'% passes':>9}"
     )
     for r in rows:
         print(
             f"{r['algorithm']:<22}{r['seconds'] * 1e3:>9.1f}{r['in_F']:>8.2f}{r['in_SVC']:>8.2f}"
             f"{r['svm_solves']:>11d}{r['passes']:>8d}{r['iterations']:>7d}"
             f"{r['objective']:>15.8g}{r['gap']:>9.2g}"
+            f"{100 * r['svm_share']:>7.0f}{100 * r['pass_share']:>9.0f}"
         )
 
 
@@ -118,12 +186,12 @@ def sweep(label, values, args):
     """Kloft et al. Figure 1 on the toy data: seconds (mean ± std over fresh
     draws) per value, by the workflow's own timing code (mkl.workflow.timing). Kernels
     have unit diagonal there, so C = 1 is the C = n of the unit-trace bank above."""
-    X, y = gmkl_toy(1, n=max(max(values) if label == "n" else args.n, 500) * 2, seed=0)
+    X, y = gmkl_toy(1, n=max(max(values) if label == "n" else args.n[0], 500) * 2, seed=0)
     series = {a: parse(a, 1.0, args.tol) for a in args.algorithms}
     print(f"\nseconds per fit vs {label} (mean ± std over {args.seeds} draws; F in ms)")
     print(f"{label:>8}{'F ms':>9}" + "".join(f"{a:>22}" for a in args.algorithms))
     for v in values:
-        n, m = (v, args.kernels) if label == "n" else (args.n, v)
+        n, m = (v, args.kernels) if label == "n" else (args.n[0], v)
         recs = timing_point(
             X,
             y,
@@ -145,9 +213,15 @@ def sweep(label, values, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--n", type=int, nargs="+", default=[500], help="training sizes of the main table")
     ap.add_argument("--kernels", type=int, default=50)
     ap.add_argument("--float32", action="store_true")
+    ap.add_argument(
+        "--normalise",
+        choices=["unit_trace", "unit_diagonal"],
+        default="unit_trace",
+        help="kernel normalisation of the main table (C = n for unit trace, 1 for unit diagonal)",
+    )
     ap.add_argument("--repeats", type=int, default=5, help="timings per figure (median)")
     ap.add_argument("--tol", type=float, default=0.01, help="relative gap to stop at")
     ap.add_argument(
@@ -167,10 +241,17 @@ def main():
         if args.sweep_kernels:
             sweep("kernels", args.sweep_kernels, args)
         if not (args.sweep_n or args.sweep_kernels):
-            K, y = gaussian_bank(args.n, args.kernels, dtype)
-            floor, rows = measure(K, y, args.algorithms, args.repeats, args.tol)
-            header = f"n={args.n} M={args.kernels} {np.dtype(dtype).name} C={args.n} tol={args.tol}"
-            print_main(floor, rows, header)
+            for n in args.n:
+                K, y = gaussian_bank(n, args.kernels, dtype, normalise=args.normalise)
+                # a unit-trace kernel is a unit-diagonal one over n: the same SVM with C * n
+                C = float(n) if args.normalise == "unit_trace" else 1.0
+                floor, rows = measure(K, y, args.algorithms, args.repeats, args.tol, C)
+                header = (
+                    f"n={n} M={args.kernels} {np.dtype(dtype).name} {args.normalise} "
+                    f"C={C:g} tol={args.tol}"
+                )
+                print_main(floor, rows, header)
+                print(flush=True)
 
 
 if __name__ == "__main__":

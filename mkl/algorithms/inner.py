@@ -11,8 +11,10 @@ Both solve, for fixed weights theta, the SVM dual
 and differ in the feasible set and S:
 
 * :class:`DenseKernels` (an (M, n, n) bank): the C-SVM with bias, 0 <= alpha <= C,
-  y'alpha = 0, S(alpha) = 1'alpha, solved by libsvm (``mkl.svm``). A
-  "combination" is the n x n matrix K(theta).
+  y'alpha = 0, S(alpha) = 1'alpha. The first solve is libsvm's (``mkl.svm``);
+  later ones start from the previous alpha in our SMO (``mkl.smo``, libsvm's
+  algorithm with a warm start), since consecutive weights give nearby
+  problems. A "combination" is the n x n matrix K(theta).
 * :class:`FactorKernels` (a :class:`~mkl.factor_bank.FactorBank`): the
   bias-free C-SVM whose intercept is a regularised constant feature b
   (``mkl.factor_svm``): 0 <= alpha <= C, S(alpha) = 1'alpha - b^2/2 (y'alpha)^2,
@@ -32,6 +34,7 @@ import numpy as np
 
 from ..factor_bank import FactorBank
 from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
+from ..smo import solve_svm_smo
 from ..svm import SVMSolution, solve_svm_dual
 
 
@@ -44,6 +47,8 @@ class DenseKernels:
         self.K = K
         self.K_mean = K_mean
         self.n_kernels, self.n = K.shape[0], K.shape[1]
+        self._warm: np.ndarray | None = None
+        self.smo_iterations: list[int] = []  # per warm-started solve
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
         """K(theta) (one pass over the bank)."""
@@ -60,7 +65,16 @@ class DenseKernels:
         return self.K[m]
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
-        return solve_svm_dual(combo, y, C, tol)
+        """The SVM on ``combo``: cold by libsvm, warm (after a first solve, finite
+        C) by SMO from the previous alpha. libsvm stays the cold solver: it is
+        as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py)."""
+        if C is None or self._warm is None or len(self._warm) != len(y):
+            sol = solve_svm_dual(combo, y, C, tol)
+        else:
+            sol = solve_svm_smo(combo, y, C, tol, alpha0=self._warm)
+            self.smo_iterations.append(sol.iterations)
+        self._warm = sol.alpha
+        return sol
 
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = beta' K_m beta, refusing an indefinite kernel (one pass)."""
