@@ -213,7 +213,9 @@ def sweep(label, values, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[500], help="training sizes of the main table")
+    ap.add_argument(
+        "--n", type=int, nargs="+", default=[500], help="training sizes of the main table"
+    )
     ap.add_argument("--kernels", type=int, default=50)
     ap.add_argument("--float32", action="store_true")
     ap.add_argument(

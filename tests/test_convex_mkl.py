@@ -246,6 +246,12 @@ def test_smkl_gap_shrinks_and_defaults_follow_the_paper(step):
     else:  # backtracked: never above twice the worst case, far below it in practice
         assert 0 < est.lipschitz_ <= 2 * corollary_3
     assert set(est.predict(K)) <= {-1, 1}
+    scaled = fit("smkl", K, y, C=1.0, tol=1e-9, max_iter=300, step=step, smoothing_scale=0.1)
+    assert scaled.smoothing_ == pytest.approx(0.1 * expected)
+    # an explicit lambda wins over the scale
+    assert (
+        fit("smkl", K, y, C=1.0, max_iter=5, smoothing=2.0, smoothing_scale=0.1).smoothing_ == 2.0
+    )
 
 
 def smkl_problem_larger(seed, n=60, M=8):
@@ -285,6 +291,9 @@ def test_smkl_needs_finite_c():
         mkl.make_estimator("smkl", C=None).fit(K, y)
     with pytest.raises(ValueError, match="smoothing must be a positive number"):
         mkl.make_estimator("smkl", smoothing=-1).fit(K, y)
+    for bad in (0, -1.0, float("nan"), "small", True):
+        with pytest.raises(ValueError, match="smoothing_scale must be a positive number"):
+            mkl.make_estimator("smkl", smoothing_scale=bad).fit(K, y)
     with pytest.raises(ValueError, match="step must be one of"):
         mkl.make_estimator("smkl", step="fast").fit(K, y)
 
@@ -377,3 +386,20 @@ def test_cutting_plane_model_by_column_generation_matches_cvxpy(seed, K, M):
     assert theta.min() >= 0 and theta.sum() == pytest.approx(1.0)
     # a fresh domain (no working set) reaches the same minimum
     assert Simplex().minimise_model(S, Q)[0] == pytest.approx(value, rel=1e-7)
+
+
+def test_smkl_adaptive_step_ends_on_a_float32_bank():
+    """The extrapolated point's value comes from combined products, the trial's
+    from a pass: on a float32 bank they differ by rounding, and backtracking must
+    neither take that for curvature forever nor stop short of the gap."""
+    from mkl.kernels import KernelSpec, compute_bank
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(70, 12))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.normal(size=70) > 0, 1, -1)
+    specs = [KernelSpec("gaussian", float(w), normalise="unit_trace") for w in (0.5, 2.0, 8.0)]
+    K32, _, _ = compute_bank(specs, X, dtype=np.float32)
+    for scale in (1.0, 0.3):
+        est = fit("smkl", K32, y, C=100.0, smoothing_scale=scale, tol=0.01, max_iter=500)
+        assert np.isfinite(est.objective_)
+        assert len(est.history_) <= 501

@@ -47,6 +47,7 @@ class DenseKernels:
         self.K = K
         self.K_mean = K_mean
         self.n_kernels, self.n = K.shape[0], K.shape[1]
+        self.dtype = K.dtype  # the precision of a pass
         self._warm: np.ndarray | None = None
         self.smo_iterations: list[int] = []  # per warm-started solve
 
@@ -147,6 +148,7 @@ class FactorKernels:
     def __init__(self, bank: FactorBank):
         self.bank = bank
         self.n_kernels, self.n = bank.n_kernels, bank.n_train
+        self.dtype = bank.train.dtype  # the precision of a pass
         self._traces = bank.traces()
         # b^2: the mean diagonal of the average kernel (module docstring)
         b2 = float(self._traces.sum()) / (self.n_kernels * self.n)

@@ -19,7 +19,11 @@ the Lipschitz constant of Corollary 3 becomes, for this gradient,
 
 The smoothing lambda (``smoothing``; the paper does not fix it) defaults to the
 value that balances the two error terms of Theorem 4 after ``max_iter`` steps,
-lambda = 2 sqrt(2) n C^2 Lambda / ((N + 1) sqrt(ln m)).
+lambda = 2 sqrt(2) n C^2 Lambda / ((N + 1) sqrt(ln m)), times ``smoothing_scale``
+(default 1). That balance holds for Corollary 3's step; the adaptive step
+converges far faster, so smaller lambdas (sparser weights) are within reach:
+``smoothing_scale`` searches them on the problem's own scale (lambda grows
+with n C^2 Lambda), which a grid of absolute lambdas cannot do across C.
 
 Algorithm 2 (``step="theory"``): alpha^0 is the SVM solution on the average
 kernel; each step k
@@ -70,14 +74,27 @@ class SMKL(MKLClassifier):
     ``weights_`` are eq. (13) there; ``smoothing_`` holds the lambda used and
     ``lipschitz_`` the L of the last step (Corollary 3's with ``step="theory"``,
     the backtracked estimate with ``step="adaptive"``).
+
+    ``smoothing``: lambda of eq. (10); None for Theorem 4's balanced value times
+    ``smoothing_scale`` (a positive factor; ignored when ``smoothing`` is given).
     """
 
     accepts_factors = True
     STEPS = ("adaptive", "theory")
 
-    def __init__(self, C=1.0, smoothing=None, tol=1e-2, max_iter=500, step="adaptive", verbose=0):
+    def __init__(
+        self,
+        C=1.0,
+        smoothing=None,
+        smoothing_scale=1.0,
+        tol=1e-2,
+        max_iter=500,
+        step="adaptive",
+        verbose=0,
+    ):
         self.C = C
         self.smoothing = smoothing
+        self.smoothing_scale = smoothing_scale
         self.tol = tol
         self.max_iter = max_iter
         self.step = step
@@ -91,6 +108,15 @@ class SMKL(MKLClassifier):
             isinstance(self.smoothing, (int, float)) and self.smoothing > 0
         ):
             raise InputError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
+        if not (
+            isinstance(self.smoothing_scale, (int, float))
+            and not isinstance(self.smoothing_scale, bool)
+            and np.isfinite(self.smoothing_scale)
+            and self.smoothing_scale > 0
+        ):
+            raise InputError(
+                f"smoothing_scale must be a positive number, got {self.smoothing_scale!r}"
+            )
         if self.step not in self.STEPS:
             raise InputError(f"step must be one of {self.STEPS}, got {self.step!r}")
 
@@ -104,6 +130,7 @@ class SMKL(MKLClassifier):
         lam = self.smoothing
         if lam is None:
             lam = 2.0 * np.sqrt(2.0) * n * C**2 * Lam / ((N + 1) * np.sqrt(max(np.log(M), 1.0)))
+            lam *= float(self.smoothing_scale)
 
         def values(alpha, products=None):
             # a_i = alpha'G_i alpha (one pass, none when the products are given)
@@ -176,6 +203,8 @@ class SMKL(MKLClassifier):
             # FISTA with backtracking and function-value restart (module docstring):
             # x the iterates (in the box), point the extrapolated point
             L = max(float(eigenvalues.mean()), 1e-12)
+            L_worst = Lam + 2.0 * n * C**2 * Lam**2 / lam  # Corollary 3
+            eps = float(np.finfo(problem.dtype).eps)
             x, t = alpha, 1.0
             f_x, theta_x, products_x = values(x)
             point, f_point, theta_point, products = x, f_x, theta_x, products_x
@@ -184,13 +213,18 @@ class SMKL(MKLClassifier):
                 passes += gradient_passes
                 if finished(k, f_x, theta_x, x, bound(f_point, point, grad)):
                     break
+                # f at the extrapolated point comes from combined products, f_new
+                # from a pass: they differ by the pass's rounding (float32 banks)
+                rounding = 100.0 * eps * (abs(f_point) + float(np.abs(point).sum()))
                 while True:  # backtracking: the quadratic upper bound at the new point
                     x_new = clip(point - grad / L)
                     f_new, theta_new, products_new = values(x_new)
                     passes += 1
                     d = x_new - point
                     upper = f_point + float(grad @ d) + 0.5 * L * float(d @ d)
-                    if f_new <= upper + 1e-12 * abs(f_point):
+                    # Corollary 3's L bounds the curvature everywhere: beyond it a
+                    # failed test is rounding, and the loop must end
+                    if f_new <= upper + rounding or L >= L_worst:
                         break
                     L *= 2.0
                 if f_new > f_x:  # restart: momentum off, from the last iterate
