@@ -56,3 +56,41 @@ def test_quadratic_terms_of_the_oracle(problem):
     assert oracle.passes == 2 and oracle.svm_solves == 1
     oracle.q(pt)  # cached: no second pass
     assert oracle.passes == 2
+
+
+def test_dense_inner_problem_warm_starts_later_solves(problem):
+    """The first solve is libsvm's; later ones start from the previous alpha in
+    our SMO, and reach the same dual value as a cold libsvm solve."""
+    from mkl.algorithms.inner import DenseKernels
+
+    _, y, K = problem
+    inner = DenseKernels(K)
+    thetas = [np.full(4, 0.25), np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])]
+    for C in (1.0, 10.0):
+        for theta in thetas:
+            combo = inner.combine(theta)
+            warm = inner.solve(combo, theta, y, C, 1e-8)
+            cold = solve_svm_dual(combo, y, C, 1e-8)
+            assert warm.objective == pytest.approx(cold.objective, rel=1e-7)
+            assert np.all(warm.alpha >= 0) and np.all(warm.alpha <= C)
+            assert abs(y @ warm.alpha) < 1e-8 * max(1.0, warm.alpha.sum())
+            f_warm = combo @ warm.dual_coef + warm.bias
+            f_cold = combo @ cold.dual_coef + cold.bias
+            assert np.allclose(f_warm, f_cold, atol=1e-3)
+    # 5 of the 6 solves were warm (the first C = 10 solve starts from the last
+    # C = 1 solution, feasible for the larger box)
+    assert len(inner.smo_iterations) == 5
+
+
+def test_dense_inner_problem_solves_hard_margin_by_libsvm(rng):
+    from mkl.algorithms.inner import DenseKernels
+
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X[:, 0] += 0.5 * y
+    K = np.stack([X @ X.T, (X @ X.T + 1.0) ** 2 / 10.0])
+    inner = DenseKernels(K)
+    for theta in (np.array([1.0, 0.0]), np.array([0.5, 0.5])):
+        sol = inner.solve(inner.combine(theta), theta, y, None, 1e-6)
+        assert not sol.at_bound
+    assert inner.smo_iterations == []  # C = None: never the warm solver

@@ -34,7 +34,6 @@ import numpy as np
 
 from ..factor_bank import FactorBank
 from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
-from ..smo import solve_svm_smo
 from ..svm import SVMSolution, solve_svm_dual
 
 
@@ -72,6 +71,8 @@ class DenseKernels:
         if C is None or self._warm is None or len(self._warm) != len(y):
             sol = solve_svm_dual(combo, y, C, tol)
         else:
+            from ..smo import solve_svm_smo  # numba: loaded when first needed
+
             sol = solve_svm_smo(combo, y, C, tol, alpha0=self._warm)
             self.smo_iterations.append(sol.iterations)
         self._warm = sol.alpha
