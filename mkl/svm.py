@@ -1,4 +1,4 @@
-"""The inner SVM every MKL algorithm calls: the C-SVM dual on a precomputed kernel,
+"""The cold inner SVM of every MKL algorithm: the C-SVM dual on a precomputed kernel,
 
     max_alpha  1'alpha - 1/2 (alpha*y)' K (alpha*y)
     s.t.       0 <= alpha_i <= C,  y'alpha = 0,
@@ -6,7 +6,9 @@
 solved by libsvm through scikit-learn's ``SVC(kernel='precomputed')`` (measured
 at about 2 ms for n = 500; see docs/design.md, performance). It returns the full-length
 alpha, the bias and the dual objective value, which is J(theta) for the
-combined kernel.
+combined kernel. Later solves of a fit on a dense bank start from the
+previous alpha in ``mkl.smo`` (libsvm takes no initial alpha; see
+``mkl.algorithms.inner.DenseKernels.solve``).
 
 Hard margin (``C=None``) is solved as a C-SVM with a box so large that no
 multiplier reaches it: the box is scaled with the kernel's diagonal

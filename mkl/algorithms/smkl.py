@@ -131,6 +131,7 @@ class SMKL(MKLClassifier):
         if lam is None:
             lam = 2.0 * np.sqrt(2.0) * n * C**2 * Lam / ((N + 1) * np.sqrt(max(np.log(M), 1.0)))
             lam *= float(self.smoothing_scale)
+        L_corollary3 = Lam + 2.0 * n * C**2 * Lam**2 / lam  # for this gradient
 
         def values(alpha, products=None):
             # a_i = alpha'G_i alpha (one pass, none when the products are given)
@@ -186,7 +187,7 @@ class SMKL(MKLClassifier):
             return k == N
 
         if self.step == "theory":
-            L = Lam + 2.0 * n * C**2 * Lam**2 / lam  # Corollary 3 for this gradient
+            L = L_corollary3
             grad_sum = np.zeros(n)
             for k in range(N + 1):
                 f, theta, products = values(alpha)
@@ -203,7 +204,6 @@ class SMKL(MKLClassifier):
             # FISTA with backtracking and function-value restart (module docstring):
             # x the iterates (in the box), point the extrapolated point
             L = max(float(eigenvalues.mean()), 1e-12)
-            L_worst = Lam + 2.0 * n * C**2 * Lam**2 / lam  # Corollary 3
             eps = float(np.finfo(problem.dtype).eps)
             x, t = alpha, 1.0
             f_x, theta_x, products_x = values(x)
@@ -224,7 +224,7 @@ class SMKL(MKLClassifier):
                     upper = f_point + float(grad @ d) + 0.5 * L * float(d @ d)
                     # Corollary 3's L bounds the curvature everywhere: beyond it a
                     # failed test is rounding, and the loop must end
-                    if f_new <= upper + rounding or L >= L_worst:
+                    if f_new <= upper + rounding or L >= L_corollary3:
                         break
                     L *= 2.0
                 if f_new > f_x:  # restart: momentum off, from the last iterate
