@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .bank import KernelBank
 from .exceptions import InputError, as_real_float
 from .factor_bank import FactorBank
+from .tasks import CLASSIFICATION
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6
@@ -155,6 +156,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     # whether ``fit`` takes a FactorBank (the method's math needs only
     # combinations, SVM solves and quadratic forms: mkl/algorithms/inner.py)
     accepts_factors = False
+    # the tasks (mkl.tasks) whose inner problem the method can solve, and the
+    # one it solves: MKLRegressor and MKLNoveltyDetector set ``task`` on the
+    # instance they fit (mkl/task_estimators.py)
+    tasks = ("classification",)
+    task = CLASSIFICATION
 
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
@@ -199,10 +205,25 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         if isinstance(K, (KernelBank, FactorBank)) and y is None:
             y = K.y_train
+        K, n = self._validated_bank(K)
+        y = self._check_labels(y, n)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
+        if classes.size == 2:
+            tasks = [np.where(y == classes[1], 1, -1)]
+        else:  # one-vs-rest
+            tasks = [np.where(y == c, 1, -1) for c in classes]
+        self._fit_tasks(K, tasks)
+        self.classes_ = classes
+        return self
+
+    def _validated_bank(self, K):
+        """The training bank as the solvers take it: a FactorBank (if the method
+        accepts one) or a checked (M, n, n) array; and n."""
         if isinstance(K, KernelBank) and K.factored:
             K = K.train
-        factored = isinstance(K, FactorBank)
-        if factored:
+        if isinstance(K, FactorBank):
             if not self.accepts_factors:
                 raise InputError(
                     f"{type(self).__name__} cannot use a FactorBank: it needs the kernel "
@@ -210,26 +231,23 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                     "take factor banks: uniform, single_best, linear, simplemkl, silp, "
                     "level, lp_newton, lp_cutting_plane, lp_analytic, gmkl, smkl, easymkl"
                 )
-            n = K.n_train
-        else:
-            K = as_kernel_array(K, "K")
-            n = K.shape[1]
-        y = self._check_labels(y, n)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
+            return K, K.n_train
+        K = as_kernel_array(K, "K")
+        return K, K.shape[1]
+
+    def _fit_tasks(self, K, tasks: list[np.ndarray]) -> None:
+        """Fit one problem per target vector of ``tasks`` (labels in {-1, +1},
+        real targets, or ones for novelty) on a validated bank, and set the
+        fitted attributes other than ``classes_``."""
+        factored = isinstance(K, FactorBank)
+        n = K.n_train if factored else K.shape[1]
         # factor banks are checked when built (finite; PSD by construction)
         K_mean = None if factored else check_training_kernels(K, psd=self.requires_psd)
-        if classes.size == 2:
-            tasks = [np.where(y == classes[1], 1, -1)]
-        else:  # one-vs-rest
-            tasks = [np.where(y == c, 1, -1) for c in classes]
         self._shared = self._prepare(K, K_mean)
         try:
             fits = [self._fit_binary(K, t, K_mean) for t in tasks]
         finally:
             del self._shared
-        self.classes_ = classes
         if factored:
             for f in fits:  # test scores need w = Z' beta only, not the training factors
                 if f.factor_coef is None:
@@ -241,7 +259,6 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             self.factor_ranks_ = None
         self.n_train_ = n
         self._set_fitted(fits)
-        return self
 
     def _set_fitted(self, fits: list[BinaryFit]) -> None:
         self.fits_ = fits

@@ -38,6 +38,7 @@ from .kernels import (
     NORMALISATIONS,
     KernelSpec,
     _check_features,
+    _check_same_features,
     kernel_function,
 )
 
@@ -346,10 +347,3 @@ def _sign(A):
         A.data = np.sign(A.data)
         return A
     return np.sign(A)
-
-
-def _check_same_features(X_train, X_test):
-    if X_test.shape[1] != X_train.shape[1]:
-        raise InputError(
-            f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
-        )

@@ -31,6 +31,18 @@ FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "ident
 SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
 NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
 ALL_FEATURES = -1
+# the keys of a bank specification (an experiment file's ``kernels`` section)
+BANK_SPEC_KEYS = (
+    "families",
+    "features",
+    "normalise",
+    "dtype",
+    "feature_limit",
+    "varying_features_only",
+    "similarity",
+    "eigendecompose",
+    "representation",
+)
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,13 @@ def expand_bank_spec(
     A similarity bank (``similarity: {source: dataset}`` or ``{generator: ...}``)
     is one ``KernelSpec("similarity", i)`` per similarity matrix, i < ``n_similarities``.
     """
+    if not isinstance(spec, Mapping):
+        raise InputError(f"a bank specification is a mapping, got {type(spec).__name__}")
+    unknown = set(spec) - set(BANK_SPEC_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown key(s) {sorted(unknown)} in the bank specification; known: {BANK_SPEC_KEYS}"
+        )
     if "similarity" in spec:
         if n_similarities < 1:
             raise InputError("a similarity bank needs at least one similarity matrix")
@@ -127,9 +146,18 @@ def expand_bank_spec(
     out: list[KernelSpec] = []
     for scope in ("all", "single"):
         for fam in families:
-            family = fam["family"]
+            family = fam.get("family") if isinstance(fam, Mapping) else None
             if family not in FAMILIES:
                 raise InputError(f"unknown kernel family {family!r}; known: {FAMILIES}")
+            key = _PARAM_KEY[family]
+            allowed = {"family", "features", "normalise"} | ({key} if key else set())
+            if set(fam) - allowed:
+                raise InputError(
+                    f"unknown key(s) {sorted(set(fam) - allowed)} in the {family} entry; "
+                    f"it takes {sorted(allowed)}"
+                )
+            if key and fam.get(key) is None:
+                raise InputError(f"a {family} kernel needs its {key}")
             norm = fam.get("normalise", default_norm)
             if norm not in NORMALISATIONS:
                 raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
@@ -139,8 +167,15 @@ def expand_bank_spec(
                 raise InputError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
             if scope not in scopes:
                 continue
-            key = _PARAM_KEY[family]
-            params = _expand_values(fam.get(key)) if key else [None]
+            try:
+                params = _expand_values(fam.get(key)) if key else [None]
+            except InputError:
+                raise
+            except (TypeError, ValueError, KeyError):
+                raise InputError(
+                    f"bad {key} {fam.get(key)!r} for a {family} kernel: give a list of "
+                    "numbers, {from, to} (integers) or {base, from, to} (powers)"
+                ) from None
             if key and family == "gaussian" and any(p <= 0 for p in params):
                 raise InputError(f"gaussian widths must be positive, got {params}")
             singles = range(n_features) if single_features is None else single_features
@@ -170,6 +205,18 @@ def varying_features(X_train: np.ndarray) -> list[int]:
     and has no unit trace (kernels: ``varying_features_only``)."""
     X_train = np.asarray(X_train)
     return [int(j) for j in np.flatnonzero(np.ptp(X_train, axis=0) > 0)]
+
+
+def single_features(spec: Mapping, X_train: np.ndarray) -> list[int] | None:
+    """The features a bank spec gives single-feature kernels, chosen on the
+    training rows without labels: the ``feature_limit`` most frequent
+    (:func:`most_frequent_features`), those that vary
+    (``varying_features_only``, :func:`varying_features`), or None for all."""
+    if "feature_limit" in spec:
+        return most_frequent_features(X_train, spec["feature_limit"])
+    if spec.get("varying_features_only"):
+        return varying_features(X_train)
+    return None
 
 
 def count_kernels(spec: Mapping, n_features: int) -> int:
@@ -287,42 +334,75 @@ def compute_bank(
     X_train = _check_features(X_train, "X_train")
     n = X_train.shape[0]
     M = len(specs)
-    train = np.empty((M, n, n), dtype=dtype)
-    test = None
     if X_test is not None:
         X_test = _check_features(X_test, "X_test")
-        if X_test.shape[1] != X_train.shape[1]:
-            raise InputError(
-                f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
-            )
-        test = np.empty((M, X_test.shape[0], n), dtype=dtype)
+        _check_same_features(X_train, X_test)
+    train = np.empty((M, n, n), dtype=dtype)
     factors = np.ones(M)
     for m, spec in enumerate(specs):
         Ktr = kernel_function(spec, X_train, X_train, same=True)
-        Kte = kernel_function(spec, X_test, X_train) if test is not None else None
+        d_tr = self_similarity(spec, X_train) if spec.normalise == "unit_diagonal" else None
+        train[m], factors[m] = _normalise_train(spec.normalise, Ktr, d_tr)
+    test = None if X_test is None else compute_test_block(specs, X_train, X_test, factors, dtype)
+    return train, test, factors
+
+
+def compute_test_block(
+    specs: Sequence[KernelSpec],
+    X_train: np.ndarray,
+    X_test: np.ndarray,
+    factors: np.ndarray,
+    dtype=np.float64,
+) -> np.ndarray:
+    """The test block (M, n_test, n_train) k_m(x_test, x_train), normalised with
+    the training block's statistics: its divisors ``factors`` (from
+    :func:`compute_bank`) or, for ``unit_diagonal``, the self-similarities.
+    Predicting on new points needs this block only, not the training block."""
+    X_train = _check_features(X_train, "X_train")
+    X_test = _check_features(X_test, "X_test")
+    _check_same_features(X_train, X_test)
+    factors = np.asarray(factors, dtype=np.float64)
+    if factors.shape != (len(specs),):
+        raise InputError(f"factors must have shape ({len(specs)},), got {factors.shape}")
+    test = np.empty((len(specs), X_test.shape[0], X_train.shape[0]), dtype=dtype)
+    for m, spec in enumerate(specs):
+        Kte = kernel_function(spec, X_test, X_train)
         diagonals = None
         if spec.normalise == "unit_diagonal":
-            d_test = self_similarity(spec, X_test) if test is not None else None
-            diagonals = (self_similarity(spec, X_train), d_test)
-        train[m], Kte, factors[m] = _normalise_blocks(spec.normalise, Ktr, Kte, diagonals)
-        if test is not None:
-            test[m] = Kte
-    return train, test, factors
+            diagonals = (self_similarity(spec, X_train), self_similarity(spec, X_test))
+        test[m] = _normalise_test(spec.normalise, Kte, factors[m], diagonals)
+    return test
+
+
+def _normalise_train(how: str, K_train, d_train=None):
+    """Normalise a training block (in place where it divides): the cosine
+    normalisation by its self-similarities ``d_train``, or a scalar divisor
+    fitted on it. Returns (K_train, divisor)."""
+    if how == "unit_diagonal":
+        return cosine_normalise(K_train, d_train, d_train), 1.0
+    factor = normalisation_factor(K_train, how)
+    K_train /= factor
+    return K_train, factor
+
+
+def _normalise_test(how: str, K_test, factor: float, diagonals=None):
+    """Normalise a test block as its training block was: by ``diagonals`` =
+    (training, test) self-similarities for the cosine, else by ``factor``."""
+    if how == "unit_diagonal":
+        d_tr, d_te = diagonals
+        return cosine_normalise(K_test, d_te, d_tr)
+    K_test /= factor
+    return K_test
 
 
 def _normalise_blocks(how: str, K_train, K_test, diagonals=None):
     """Normalise a training block and its test block with statistics of the
-    training block: the cosine normalisation by the self-similarities
-    ``diagonals`` = (training, test), or a scalar divisor. Returns
-    (K_train, K_test, divisor)."""
-    if how == "unit_diagonal":
-        d_tr, d_te = diagonals
-        K_test = None if K_test is None else cosine_normalise(K_test, d_te, d_tr)
-        return cosine_normalise(K_train, d_tr, d_tr), K_test, 1.0
-    factor = normalisation_factor(K_train, how)
-    K_train /= factor
+    training block (``diagonals`` = (training, test) self-similarities, used by
+    the cosine normalisation). Returns (K_train, K_test, divisor)."""
+    d_tr = None if diagonals is None else diagonals[0]
+    K_train, factor = _normalise_train(how, K_train, d_tr)
     if K_test is not None:
-        K_test /= factor
+        K_test = _normalise_test(how, K_test, factor, diagonals)
     return K_train, K_test, factor
 
 
@@ -367,6 +447,13 @@ def _check_features(X, name: str) -> np.ndarray:
     if not np.isfinite(X).all():
         raise InputError(f"{name} contains NaN or inf")
     return X
+
+
+def _check_same_features(X_train, X_test):
+    if X_test.shape[1] != X_train.shape[1]:
+        raise InputError(
+            f"X_test has {X_test.shape[1]} features but X_train has {X_train.shape[1]}"
+        )
 
 
 # --------------------------------------------------------------------------- #

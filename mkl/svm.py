@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC
+from sklearn.svm import SVC, SVR, OneClassSVM
 
 HARD_MARGIN_C = 1e6
 HARD_MARGIN_MAX_ITER_PER_POINT = 200
@@ -46,10 +46,15 @@ class SVMSolution:
     # b^2/2 (y'alpha)^2 where the intercept is a regularised constant feature b
     # (the factored path, mkl.factor_svm); 0 with a free bias (y'alpha = 0)
     bias_penalty: float = 0.0
+    # S of a dual whose linear term is not 1'alpha (regression, novelty: mkl.tasks)
+    linear: float | None = None
 
     @property
     def linear_term(self) -> float:
-        """S(alpha) = 1'alpha - bias_penalty: J = S - 1/2 sum_m theta_m q_m."""
+        """S, the part of the dual value that does not depend on the kernel:
+        J = S - 1/2 sum_m theta_m q_m. The C-SVM's S = 1'alpha - bias_penalty."""
+        if self.linear is not None:
+            return self.linear
         return float(self.alpha.sum()) - self.bias_penalty
 
 
@@ -106,3 +111,75 @@ def primal_objective(K: np.ndarray, y: np.ndarray, C: float, sol: SVMSolution) -
     dual optimum whatever the solver's precision (weak duality)."""
     f = K @ sol.dual_coef + sol.bias
     return float(0.5 * sol.dual_coef @ (f - sol.bias) + C * np.maximum(0.0, 1.0 - y * f).sum())
+
+
+def _fit_libsvm(model, K: np.ndarray, y=None) -> bool:
+    """Fit a scikit-learn libsvm model on a precomputed kernel; True if libsvm
+    stopped on its tolerance rather than its iteration cap."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model.fit(np.ascontiguousarray(K, dtype=np.float64), y)
+    return not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def solve_svr_dual(
+    K: np.ndarray, y: np.ndarray, C: float, epsilon: float, tol: float = 1e-3
+) -> SVMSolution:
+    """The epsilon-SVR dual on one precomputed kernel (Smola & Schoelkopf 2004,
+    with beta = alpha - alpha*):
+
+        max_beta  y'beta - epsilon ||beta||_1 - 1/2 beta'K beta
+        s.t.      1'beta = 0,  -C <= beta_i <= C,
+
+    solved by libsvm (``SVR(kernel='precomputed')``; at its optimum
+    alpha_i alpha*_i = 0, so its sum(alpha + alpha*) is ||beta||_1).
+    ``linear`` = y'beta - epsilon ||beta||_1, ``alpha`` = |beta|, and the
+    prediction is K(x, X) beta + bias."""
+    y = np.asarray(y, dtype=np.float64)
+    n = K.shape[0]
+    model = SVR(kernel="precomputed", C=float(C), epsilon=float(epsilon), tol=tol)
+    converged = _fit_libsvm(model, K, y)
+    beta = np.zeros(n)
+    beta[model.support_] = model.dual_coef_[0]
+    np.clip(beta, -C, C, out=beta)  # libsvm's rounding
+    linear = float(y @ beta - epsilon * np.abs(beta).sum())
+    return SVMSolution(
+        alpha=np.abs(beta),
+        dual_coef=beta,
+        bias=float(model.intercept_[0]),
+        objective=linear - 0.5 * float(beta @ (K @ beta)),
+        C=float(C),
+        at_bound=False,
+        converged=converged,
+        linear=linear,
+    )
+
+
+def solve_one_class_dual(K: np.ndarray, nu: float, tol: float = 1e-3) -> SVMSolution:
+    """The one-class SVM dual (Schoelkopf et al. 2001, eq. 4) on one precomputed
+    kernel, written as a maximisation so that it has the wrapper's form:
+
+        max_alpha  -1/2 alpha'K alpha
+        s.t.       0 <= alpha_i <= 1 / (nu n),  1'alpha = 1
+
+    (``linear`` = 0). libsvm (``OneClassSVM(kernel='precomputed')``) solves it
+    with alpha scaled by nu n (its box is [0, 1], its sum nu n); alpha and the
+    offset -rho are divided by nu n here, so the decision function
+    K(x, X) alpha - rho is libsvm's divided by nu n (the same sign)."""
+    n = K.shape[0]
+    scale = nu * n
+    model = OneClassSVM(kernel="precomputed", nu=float(nu), tol=tol)
+    converged = _fit_libsvm(model, K)
+    alpha = np.zeros(n)
+    alpha[model.support_] = model.dual_coef_[0] / scale
+    np.clip(alpha, 0.0, 1.0 / scale, out=alpha)
+    return SVMSolution(
+        alpha=alpha,
+        dual_coef=alpha,
+        bias=float(model.intercept_[0]) / scale,
+        objective=-0.5 * float(alpha @ (K @ alpha)),
+        C=1.0 / scale,
+        at_bound=False,
+        converged=converged,
+        linear=0.0,
+    )

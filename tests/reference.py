@@ -27,10 +27,6 @@ def svm_dual_value(K, y, C=None, intercept_sq=None):
     return prob.value, a.value
 
 
-def _q_terms(Ls, a, y):
-    return [cp.sum_squares(L.T @ cp.multiply(a, y)) for L in Ls]
-
-
 def _svm_box(a, y, C, intercept_sq=None):
     """The C-SVM's feasible set; with ``intercept_sq`` the bias-free one (no y'a = 0)."""
     return [a >= 0, a <= C] + ([y @ a == 0] if intercept_sq is None else [])
@@ -43,6 +39,36 @@ def _linear_term(a, y, intercept_sq=None):
     return cp.sum(a) - 0.5 * intercept_sq * cp.square(y @ a)
 
 
+def _dual(y, C, intercept_sq=None, task=None):
+    """The inner dual of a task, written from its textbook definition:
+    (variable, S(variable), constraints, beta with q_m = beta'K_m beta).
+
+    * None: the C-SVM (beta = a * y);
+    * ("regression", epsilon): the epsilon-SVR, S = y'b - epsilon ||b||_1,
+      1'b = 0, |b| <= C (beta = b);
+    * ("novelty", nu): the one-class SVM, S = 0, 0 <= a <= 1/(nu n), 1'a = 1."""
+    n = len(y)
+    a = cp.Variable(n)
+    if task is None:
+        return (
+            a,
+            _linear_term(a, y, intercept_sq),
+            _svm_box(a, y, C, intercept_sq),
+            (cp.multiply(a, y)),
+        )
+    kind, value = task
+    if kind == "regression":
+        S = y @ a - value * cp.norm1(a)
+        return a, S, [cp.sum(a) == 0, a <= C, a >= -C], a
+    if kind == "novelty":
+        return a, cp.Constant(0.0), [a >= 0, a <= 1.0 / (value * n), cp.sum(a) == 1], a
+    raise ValueError(kind)
+
+
+def _forms(Ls, beta):
+    return [cp.sum_squares(L.T @ beta) for L in Ls]
+
+
 def _solve(objective, cons):
     prob = cp.Problem(cp.Maximize(objective), cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8, max_iter=500)
@@ -50,43 +76,45 @@ def _solve(objective, cons):
     return prob
 
 
-def l1_mkl(K, y, C, intercept_sq=None):
+def l1_mkl(K, y, C, intercept_sq=None, task=None):
     """max_{alpha in A, t} 1'alpha - t  s.t. 1/2 q_m(alpha) <= t (Lanckriet et al. 2004's
     QCQP); the weights are the multipliers of the quadratic constraints.
-    ``intercept_sq``: the bias-free problem of factor banks (``_linear_term``)."""
+    ``intercept_sq``: the bias-free problem of factor banks (``_linear_term``);
+    ``task``: another inner dual (``_dual``)."""
     Ls = [psd_factor(Km) for Km in K]
-    a, t = cp.Variable(len(y)), cp.Variable()
-    quad = [0.5 * q <= t for q in _q_terms(Ls, a, y)]
-    prob = _solve(_linear_term(a, y, intercept_sq) - t, _svm_box(a, y, C, intercept_sq) + quad)
+    a, S, cons, beta = _dual(y, C, intercept_sq, task)
+    t = cp.Variable()
+    quad = [0.5 * q <= t for q in _forms(Ls, beta)]
+    prob = _solve(S - t, cons + quad)
     return prob.value, np.array([c.dual_value for c in quad]).ravel()
 
 
-def lp_mkl(K, y, C, p, intercept_sq=None):
+def lp_mkl(K, y, C, p, intercept_sq=None, task=None):
     """Kloft et al. 2009, eq. (9): max 1'alpha - 1/2 ||q(alpha)||_{p*};
     theta_m = (q_m / ||q||_{p*})^{1/(p-1)}."""
     Ls = [psd_factor(Km) for Km in K]
-    a, t = cp.Variable(len(y)), cp.Variable(len(K))
+    a, S, cons, beta = _dual(y, C, intercept_sq, task)
+    t = cp.Variable(len(K))
     ps = p / (p - 1)
-    cons = _svm_box(a, y, C, intercept_sq)
-    cons += [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
-    prob = _solve(_linear_term(a, y, intercept_sq) - 0.5 * cp.pnorm(t, ps), cons)
+    cons += [q <= t[m] for m, q in enumerate(_forms(Ls, beta))]
+    prob = _solve(S - 0.5 * cp.pnorm(t, ps), cons)
     q = t.value
     return prob.value, (q / np.linalg.norm(q, ps)) ** (1 / (p - 1))
 
 
-def gmkl(K, y, C, v, intercept_sq=None):
+def gmkl(K, y, C, v, intercept_sq=None, task=None):
     """max 1'alpha - 1/2 sigma(q(alpha)), sigma the support function of
     {theta >= 0: v 1'theta + (1-v)||theta||^2 <= 1}, by its dual
     sigma(q) = min_{mu > 0} mu + sum_m (q_m - mu v)_+^2 / (4 mu (1 - v));
     theta_m = (q_m - mu v)_+ / (2 mu (1 - v))."""
     Ls = [psd_factor(Km) for Km in K]
-    a, t, mu = cp.Variable(len(y)), cp.Variable(len(K)), cp.Variable(pos=True)
-    cons = _svm_box(a, y, C, intercept_sq)
-    cons += [q <= t[m] for m, q in enumerate(_q_terms(Ls, a, y))]
+    a, S, cons, beta = _dual(y, C, intercept_sq, task)
+    t, mu = cp.Variable(len(K)), cp.Variable(pos=True)
+    cons += [q <= t[m] for m, q in enumerate(_forms(Ls, beta))]
     sigma = mu + sum(
         cp.quad_over_lin(cp.pos(t[m] - v * mu), 4 * (1 - v) * mu) for m in range(len(K))
     )
-    prob = _solve(_linear_term(a, y, intercept_sq) - 0.5 * sigma, cons)
+    prob = _solve(S - 0.5 * sigma, cons)
     theta = np.maximum(t.value - v * mu.value, 0) / (2 * mu.value * (1 - v))
     return prob.value, theta
 

@@ -11,6 +11,7 @@ from mkl.kernels import (
     KernelSpec,
     combine,
     compute_bank,
+    compute_test_block,
     count_kernels,
     expand_bank_spec,
     kernel_function,
@@ -205,3 +206,25 @@ def test_feature_limit_keeps_the_most_frequent_features():
     spec = {"families": [{"family": "linear"}], "features": ["all", "single"]}
     specs = expand_bank_spec(spec, 4, single_features=[0, 2])
     assert [s.feature for s in specs] == [-1, 0, 2]
+
+
+def test_test_block_alone_equals_the_one_computed_with_the_training_block(rng):
+    """Prediction on new points computes the test block from the training rows
+    and the fitted divisors only (what MultipleKernelClassifier.predict does)."""
+    X = rng.normal(size=(30, 4))
+    spec = {
+        "families": [
+            {"family": "gaussian", "widths": [0.5, 2.0], "normalise": "unit_diagonal"},
+            {"family": "polynomial", "degrees": [2], "normalise": "unit_trace"},
+            {"family": "linear", "normalise": "unit_variance"},
+        ],
+        "features": ["all", "single"],
+    }
+    specs = expand_bank_spec(spec, 4)
+    _, K_test, factors = compute_bank(specs, X[:20], X[20:])
+    alone = compute_test_block(specs, X[:20], X[20:], factors)
+    np.testing.assert_array_equal(alone, K_test)
+    with pytest.raises(ValueError, match="factors must have shape"):
+        compute_test_block(specs, X[:20], X[20:], factors[:-1])
+    with pytest.raises(ValueError, match="X_test has 3 features but X_train has 4"):
+        compute_test_block(specs, X[:20], X[20:, :3], factors)

@@ -231,3 +231,23 @@ def test_easymkl_refuses_a_zero_trace_kernel(problem):
     K = np.concatenate([K, np.zeros_like(K[:1])])
     with pytest.raises(ValueError, match=r"K\[4\] has trace 0"):
         mkl.make_estimator("easymkl").fit(K, y)
+
+
+def test_margin_falls_back_to_projected_gradient_where_libsvm_fails(monkeypatch):
+    """libsvm's nu-SVC divides by its margin variable; where that rounds to zero
+    its coefficients are inf and scikit-learn raises. The QP is then solved by
+    the accelerated projected gradient on K v, to the same value (CVXPY)."""
+    import mkl.algorithms.margin as margin
+
+    class FailingNuSVC(margin.NuSVC):
+        def fit(self, X, y):
+            raise ValueError("The dual coefficients or intercepts are not finite.")
+
+    _, y, K = random_problem(np.random.default_rng(4), n=30, M=3)
+    K = K.sum(0)
+    ref_value, _ = komd(K, y)
+    monkeypatch.setattr(margin, "NuSVC", FailingNuSVC)
+    got = komd_margin(K, y, tol=1e-8)
+    assert got.svm is None  # no classifier from this path: base_learner trains one
+    assert got.value == pytest.approx(ref_value, rel=1e-5)
+    assert got.gamma[y > 0].sum() == pytest.approx(1) and got.gamma[y < 0].sum() == pytest.approx(1)

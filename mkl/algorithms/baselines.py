@@ -58,13 +58,14 @@ class UniformMKL(MKLClassifier):
     """
 
     accepts_factors = True
+    tasks = ("classification", "regression", "novelty")
 
     def __init__(self, C=1.0, tol=1e-3):
         self.C = C
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean)
+        problem = inner_problem(K, K_mean, self.task)
         M = problem.n_kernels
         theta = np.full(M, 1.0 / M)
         combo = problem.uniform_combination(theta)
@@ -78,13 +79,15 @@ class SingleKernelSVM(MKLClassifier):
 
     accepts_factors = True
 
+    tasks = ("classification", "regression", "novelty")
+
     def __init__(self, C=1.0, kernel_index=0, tol=1e-3):
         self.C = C
         self.kernel_index = kernel_index
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean)
+        problem = inner_problem(K, K_mean, self.task)
         M = problem.n_kernels
         m = self.kernel_index
         if not (isinstance(m, (int, np.integer)) and -M <= m < M):

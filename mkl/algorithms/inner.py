@@ -26,25 +26,33 @@ and differ in the feasible set and S:
 S does not depend on theta, so every bound of the wrapper framework (the cuts
 J >= S(alpha) - 1/2 q(alpha)'theta and the dual bound S(alpha) - 1/2 sigma(q))
 holds for both.
+
+The task (``mkl.tasks``) says which dual is solved: the C-SVM above, or on a
+dense bank the epsilon-SVR or the one-class SVM, whose duals have the same form
+with their own feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import InputError
 from ..factor_bank import FactorBank
 from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
+from ..tasks import CLASSIFICATION
 
 
 class DenseKernels:
-    """A dense bank K (M, n, n); ``K_mean`` the average kernel from input validation."""
+    """A dense bank K (M, n, n); ``K_mean`` the average kernel from input
+    validation; ``task`` the dual solved (``mkl.tasks``; default the C-SVM)."""
 
     representation = "dense"
 
-    def __init__(self, K: np.ndarray, K_mean: np.ndarray | None = None):
+    def __init__(self, K: np.ndarray, K_mean: np.ndarray | None = None, task=CLASSIFICATION):
         self.K = K
         self.K_mean = K_mean
+        self.task = task
         self.n_kernels, self.n = K.shape[0], K.shape[1]
         self.dtype = K.dtype  # the precision of a pass
         self._warm: np.ndarray | None = None
@@ -67,7 +75,10 @@ class DenseKernels:
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
         """The SVM on ``combo``: cold by libsvm, warm (after a first solve, finite
         C) by SMO from the previous alpha. libsvm stays the cold solver: it is
-        as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py)."""
+        as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py).
+        Regression and novelty: libsvm's SVR / one-class SVM (``mkl.tasks``)."""
+        if self.task is not CLASSIFICATION:
+            return self.task.solve(combo, y, C, tol)
         if C is None or self._warm is None or len(self._warm) != len(y):
             sol = solve_svm_dual(combo, y, C, tol)
         else:
@@ -128,7 +139,7 @@ class DenseKernels:
     def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray):
         """The problem on ``fit_rows`` and a function giving, for kernel m and a
         solution on them, the decision values on ``eval_rows`` (cross-validation)."""
-        sub = DenseKernels(self.K[:, fit_rows[:, None], fit_rows[None, :]])
+        sub = DenseKernels(self.K[:, fit_rows[:, None], fit_rows[None, :]], task=self.task)
         cross = self.K[:, eval_rows[:, None], fit_rows[None, :]]
 
         def decision(m: int, sol: SVMSolution) -> np.ndarray:
@@ -146,7 +157,12 @@ class FactorKernels:
 
     representation = "factors"
 
-    def __init__(self, bank: FactorBank):
+    def __init__(self, bank: FactorBank, task=CLASSIFICATION):
+        if task is not CLASSIFICATION:
+            raise InputError(
+                f"{task.name} on a FactorBank is not implemented (the factored solver is "
+                "the C-SVM's); give the kernel matrices (an (M, n, n) array or a KernelBank)"
+            )
         self.bank = bank
         self.n_kernels, self.n = bank.n_kernels, bank.n_train
         self.dtype = bank.train.dtype  # the precision of a pass
@@ -251,9 +267,10 @@ class FactorKernels:
         return self.bank.quadratic_forms(v)
 
 
-def inner_problem(K, K_mean=None):
-    """The inner problem for a bank: :class:`FactorKernels` for a FactorBank,
-    :class:`DenseKernels` for an (M, n, n) array."""
+def inner_problem(K, K_mean=None, task=CLASSIFICATION):
+    """The inner problem for a bank and a task (``mkl.tasks``):
+    :class:`FactorKernels` for a FactorBank, :class:`DenseKernels` for an
+    (M, n, n) array."""
     if isinstance(K, FactorBank):
-        return FactorKernels(K)
-    return DenseKernels(K, K_mean)
+        return FactorKernels(K, task)
+    return DenseKernels(K, K_mean, task)

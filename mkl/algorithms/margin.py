@@ -79,6 +79,9 @@ def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
     When the hulls are apart, libsvm's classifier is the hard-margin SVM on K:
     alpha = 2 gamma / rho, objective 2 / rho. ``converged`` is False when
     libsvm stopped at its iteration cap (hulls touching: rho is about 0).
+    Where libsvm fails (its margin variable rounds to zero and its coefficients
+    come out infinite) the QP is solved by :func:`komd_margin_factored` on
+    ``K @ v`` instead, whose result has no classifier (``svm`` None).
     """
     y = np.asarray(y, dtype=np.float64)
     n = len(y)
@@ -92,7 +95,15 @@ def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
     svc = NuSVC(nu=2.0 / n, kernel="precomputed", tol=tol * scale, max_iter=MAX_ITER_PER_POINT * n)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        svc.fit(np.ascontiguousarray(K, dtype=np.float64), y)
+        try:
+            svc.fit(np.ascontiguousarray(K, dtype=np.float64), y)
+        except ValueError as exc:
+            # libsvm's nu-SVC divides by its margin r; when r rounds to zero
+            # (a margin at rounding level, e.g. nearly constant kernels) its
+            # coefficients are inf and scikit-learn refuses them
+            if "not finite" not in str(exc):
+                raise
+            return komd_margin_factored(lambda v: K @ v, y, tol)
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     a = np.zeros(n)
     a[svc.support_] = np.abs(svc.dual_coef_[0])

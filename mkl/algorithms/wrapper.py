@@ -144,10 +144,11 @@ class WrapperMKL(MKLClassifier):
         return relative_gap(state["best"].J, state["lower"])
 
     accepts_factors = True
+    tasks = ("classification", "regression", "novelty")
 
     def _fit_binary(self, K, y, K_mean):
         domain = self._domain()
-        problem = inner_problem(K, K_mean)
+        problem = inner_problem(K, K_mean, self.task)
         oracle = Oracle(problem, y, self.C, self.svm_tol)
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log

@@ -23,13 +23,12 @@ from ..bank import KernelBank
 from ..kernels import (
     compute_bank,
     expand_bank_spec,
-    most_frequent_features,
     similarity_bank,
-    varying_features,
+    single_features,
 )
+from ..representation import bank_representation
 from ..similarity import generate_similarity
 from .preprocessing import scale_features
-from .representation import bank_representation
 
 if TYPE_CHECKING:  # types only: the source hash of this stage leaves their modules out
     from .dataset import Dataset
@@ -65,12 +64,9 @@ def split_bank(
         specs = expand_bank_spec(spec, ds.X.shape[1], n_similarities=S.shape[0])
         train, test, factors = similarity_bank(specs, S, split.train, split.test, dtype=dtype)
     else:
-        singles = None
-        if "feature_limit" in spec:  # chosen on the raw training rows, no labels used
-            singles = most_frequent_features(ds.X[split.train], spec["feature_limit"])
-            provenance["single_features"] = json.dumps(singles)
-        elif spec.get("varying_features_only"):  # e.g. the training vocabulary
-            singles = varying_features(ds.X[split.train])
+        # feature_limit or varying_features_only: chosen on the raw training rows
+        singles = single_features(spec, ds.X[split.train])
+        if singles is not None:
             provenance["single_features"] = json.dumps(singles)
         X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], scaling)
         specs = expand_bank_spec(spec, ds.X.shape[1], single_features=singles)

@@ -271,7 +271,7 @@ def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, da
     """A bank of factors goes only to estimators that take a FactorBank, and its
     representation is well formed: both found when the file is loaded."""
     from .. import ALGORITHMS
-    from .representation import bank_representation
+    from ..representation import bank_representation
 
     try:
         kind = bank_representation(bank)["kind"]

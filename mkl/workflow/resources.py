@@ -18,7 +18,8 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ..kernels import ALL_FEATURES, expand_bank_spec
-from .representation import bank_representation, timing_point_settings
+from ..representation import bank_representation
+from .representation import timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it

@@ -21,6 +21,7 @@ import yaml
 from mkl._io import CorruptFile, atomic_path, write_json
 from mkl.bank import KernelBank
 from mkl.kernels import KernelSpec
+from mkl.representation import bank_representation
 from mkl.workflow import experiment, files, resources, targets
 from mkl.workflow.banks import split_bank
 from mkl.workflow.config import (
@@ -32,7 +33,6 @@ from mkl.workflow.config import (
     load_registry,
 )
 from mkl.workflow.dataset import Dataset
-from mkl.workflow.representation import bank_representation
 from mkl.workflow.splits import Split, make_splits, save_splits
 
 from ..conftest import REPO

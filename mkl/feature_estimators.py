@@ -1,0 +1,381 @@
+"""scikit-learn estimators on raw features: the kernel bank is computed inside.
+
+:class:`MultipleKernelClassifier` composes two things the library already has:
+the kernel bank of a specification (:mod:`mkl.kernels`, or factors K_m = Z_m Z_m'
+from :mod:`mkl.kernel_factors`) and a bank-level estimator of the registry
+(:data:`mkl.ALGORITHMS`); :class:`MultipleKernelRegressor` the same bank and
+:class:`mkl.task_estimators.MKLRegressor`. It takes ``X`` of shape (n_samples, n_features), so
+scikit-learn's tools that slice their input along the first axis
+(``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on it; the
+bank-level estimators take (M, n, n) banks, whose first axis is the kernels.
+
+The bank specification is the language of an experiment file's ``kernels``
+section (docs/design.md, "Experiment files")::
+
+    {"families": [{"family": "gaussian", "widths": {"base": 2, "from": -3, "to": 6}},
+                  {"family": "polynomial", "degrees": [1, 2, 3]}],
+     "features": ["all"],          # and/or "single": one kernel per feature
+     "normalise": "unit_diagonal"}
+
+Every normalisation is fitted on the training rows (:func:`mkl.kernels.compute_bank`);
+``predict`` computes only the test block against the stored training rows
+(:func:`mkl.kernels.compute_test_block`), in chunks of test rows.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .exceptions import InputError
+from .kernels import (
+    compute_bank,
+    compute_test_block,
+    expand_bank_spec,
+    single_features,
+)
+from .representation import bank_representation
+
+# 10 Gaussian widths 2^-3 .. 2^6 (SimpleMKL's range, Rakotomamonjy et al. 2008,
+# for features scaled to unit variance) and polynomial degrees 1-3, on all
+# features, each kernel with unit diagonal so that C means what it means for
+# an SVC on one normalised kernel: 13 kernels
+DEFAULT_KERNELS = {
+    "families": [
+        {"family": "gaussian", "widths": {"base": 2, "from": -3, "to": 6}},
+        {"family": "polynomial", "degrees": [1, 2, 3]},
+    ],
+    "features": ["all"],
+    "normalise": "unit_diagonal",
+}
+
+# representation="auto": factors where the dense training bank (M n^2 numbers)
+# would take more than this, if the algorithm takes factor banks
+DENSE_BANK_LIMIT_BYTES = 4 * 2**30
+# the Nystroem rank / random Fourier dimension of representation="nystroem" /
+# "rff" / "auto" (a mapping such as {"kind": "nystroem", "rank": 200} sets it)
+DEFAULT_FACTOR_RANK = 500
+# predict computes the test block in chunks of rows of at most this many bytes
+TEST_BLOCK_CHUNK_BYTES = 256 * 2**20
+
+# the algorithm parameters that are the estimator's own (searchable by
+# GridSearchCV); None leaves the algorithm's default
+_NAMED_ALGORITHM_PARAMS = ("p", "v", "lam", "theta")
+
+
+class _FeatureBankEstimator(BaseEstimator):
+    """What the estimators on raw features share: the bank of ``kernels``
+    computed on the training rows, the test block at predict, the
+    representation. Subclasses define ``__init__`` and ``_inner_estimator``."""
+
+    # ------------------------------------------------------------ parameters
+    def _bank_spec(self) -> dict:
+        spec = DEFAULT_KERNELS if self.kernels is None else self.kernels
+        if not isinstance(spec, Mapping):
+            raise InputError(
+                f"kernels must be a bank specification (a mapping with 'families'), "
+                f"got {type(spec).__name__}"
+            )
+        if "similarity" in spec:
+            raise InputError(
+                "a similarity bank is made of precomputed matrices, not computed from "
+                "features: fit a bank-level estimator (mkl.make_estimator) on it instead"
+            )
+        if "eigendecompose" in spec:
+            raise InputError("eigendecompose applies to similarity banks only")
+        return dict(spec)
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, numbers.Integral) and not isinstance(
+            self.random_state, bool
+        ):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(2**31 - 1))
+
+    def _resolve_representation(self, spec: Mapping, n_kernels: int, n: int, estimator) -> dict:
+        rep = self.representation
+        if isinstance(rep, str) and rep == "auto":
+            if "representation" in spec:
+                rep = spec["representation"]
+            else:
+                dtype = np.dtype(spec.get("dtype", "float64"))
+                dense_bytes = n_kernels * n * n * dtype.itemsize
+                factors = dense_bytes > DENSE_BANK_LIMIT_BYTES and estimator.accepts_factors
+                rep = "nystroem" if factors else "dense"
+        elif "representation" in spec and spec["representation"] != rep:
+            raise InputError(
+                f"the kernels spec says representation {spec['representation']!r} and the "
+                f"estimator {rep!r}: give it in one place"
+            )
+        if isinstance(rep, str):
+            size = {"nystroem": "rank", "rff": "dimension"}.get(rep)
+            rep = {"kind": rep} if size is None else {"kind": rep, size: DEFAULT_FACTOR_RANK}
+        elif not isinstance(rep, Mapping):
+            raise InputError(
+                "representation must be 'auto', 'dense', 'nystroem', 'rff', 'exact' or a "
+                f"mapping, got {rep!r}"
+            )
+        rep = dict(rep)
+        if rep.get("kind") in ("nystroem", "rff"):
+            rep.setdefault("seed", self._seed())
+        if rep.get("kind") == "nystroem" and isinstance(rep.get("rank"), int):
+            rep["rank"] = min(rep["rank"], n)  # landmarks are training rows
+        rep = bank_representation({"representation": rep})
+        if rep["kind"] != "dense" and not estimator.accepts_factors:
+            raise InputError(
+                f"algorithm {self.algorithm!r} needs the kernel matrices themselves; "
+                f"use representation='dense', not {rep['kind']!r}"
+            )
+        return rep
+
+    # ------------------------------------------------------------ fit
+    def _fit_on_bank(self, X, y):
+        """Compute the bank of ``kernels`` on X (validated) and fit the inner
+        estimator on it with targets y."""
+        spec = self._bank_spec()
+        estimator = self._inner_estimator()
+        specs = expand_bank_spec(spec, X.shape[1], single_features=single_features(spec, X))
+        rep = self._resolve_representation(spec, len(specs), X.shape[0], estimator)
+        dtype = np.dtype(spec.get("dtype", "float64"))
+        if rep["kind"] == "dense":
+            K, _, factors = compute_bank(specs, X, dtype=dtype)
+            estimator.fit(K, y)
+            del K
+            self.normalisation_factors_ = factors
+        else:
+            from .kernel_factors import compute_factor_bank
+
+            estimator.fit(compute_factor_bank(specs, X, None, rep, dtype), y)
+            self.normalisation_factors_ = None
+        self.estimator_ = estimator
+        self.representation_ = rep
+        self.kernel_specs_ = specs
+        self.kernel_names_ = np.array([s.label() for s in specs], dtype=object)
+        self.weights_ = estimator.weights_
+        self.X_fit_ = X
+        self._bank_dtype = dtype
+        return self
+
+    # ------------------------------------------------------------ predict
+    def _scores(self, X):
+        """The inner estimator's decision values on the rows of X."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        dtype = self._bank_dtype
+        if self.representation_["kind"] != "dense":
+            from .kernel_factors import compute_factor_bank
+
+            # the same seeded construction as in fit gives the same training
+            # factors; only the test factors are new
+            bank = compute_factor_bank(
+                self.kernel_specs_, self.X_fit_, X, self.representation_, dtype
+            )
+            return self.estimator_.decision_function(bank)
+        row_bytes = len(self.kernel_specs_) * self.X_fit_.shape[0] * dtype.itemsize
+        chunk = max(1, TEST_BLOCK_CHUNK_BYTES // row_bytes)
+        scores = [
+            self.estimator_.decision_function(
+                compute_test_block(
+                    self.kernel_specs_,
+                    self.X_fit_,
+                    X[start : start + chunk],
+                    self.normalisation_factors_,
+                    dtype,
+                )
+            )
+            for start in range(0, X.shape[0], chunk)
+        ]
+        return np.concatenate(scores, axis=0)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # kernels are computed on dense features
+        return tags
+
+
+class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
+    """Multiple kernel learning on raw features: computes the kernel bank of
+    ``kernels`` on the training rows and fits the bank-level estimator
+    ``algorithm`` on it.
+
+    Parameters
+    ----------
+    kernels : mapping or None
+        The bank specification, as an experiment file's ``kernels`` section
+        (families with widths / degrees, ``features`` all and/or single,
+        ``normalise``, ``dtype``, ``feature_limit``, ``varying_features_only``).
+        None: :data:`DEFAULT_KERNELS` (13 kernels: Gaussian widths 2^-3..2^6 and
+        polynomial degrees 1-3 on all features, unit diagonal).
+    algorithm : str
+        A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
+        Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
+        (lp-norm MKL, Kloft et al. 2009), ``gmkl`` (elastic net, Yang et al.
+        2011), ``smkl`` (Xu et al. 2010), ``easymkl``, ``memo``, ``uniform``...
+    C : float or None
+        The SVM's regularisation (None: hard margin, where the algorithm allows it).
+    p, v, lam, theta : float or None
+        The lp-norm's p (``lp_*``), the elastic net's v (``gmkl``), EasyMKL's
+        lambda, MEMO's theta. None: the algorithm's default; setting one the
+        algorithm does not take raises ``ValueError`` at fit.
+    algorithm_params : mapping or None
+        Any other parameters of the algorithm (e.g. ``{"tol": 1e-3}``).
+    representation : str or mapping
+        How the bank is held: ``"dense"`` ((M, n, n) matrices), ``"nystroem"`` or
+        ``"rff"`` (factors of rank / dimension :data:`DEFAULT_FACTOR_RANK`), a
+        mapping as in an experiment file (``{"kind": "nystroem", "rank": 200}``),
+        or ``"auto"``: the ``kernels`` spec's own ``representation`` if it has
+        one, else Nystroem factors when the dense bank would exceed
+        :data:`DENSE_BANK_LIMIT_BYTES` and the algorithm takes factor banks,
+        else dense.
+    random_state : int, RandomState or None
+        Seeds the Nystroem landmarks / random Fourier draws (unless the
+        representation mapping has its own ``seed``) and algorithms with a
+        ``random_state`` of their own.
+
+    Attributes
+    ----------
+    estimator_ : MKLClassifier
+        The fitted bank-level estimator (its ``objective_``, ``gap_``,
+        ``history_``, ``converged_``...).
+    weights_ : ndarray (M,) or (n_classes, M) for one-vs-rest
+        The kernel weights, in the order of ``kernel_names_``.
+    kernel_specs_ : list of KernelSpec
+    kernel_names_ : ndarray of str (dtype object, as ``feature_names_in_``)
+        The kernels, e.g. ``gaussian(0.5)@all``.
+    representation_ : dict
+        The representation used (``{"kind": "dense"}``, or the factors').
+    classes_, n_features_in_, feature_names_in_
+        As in scikit-learn.
+    """
+
+    def __init__(
+        self,
+        kernels=None,
+        algorithm="simplemkl",
+        C=1.0,
+        p=None,
+        v=None,
+        lam=None,
+        theta=None,
+        algorithm_params=None,
+        representation="auto",
+        random_state=None,
+    ):
+        self.kernels = kernels
+        self.algorithm = algorithm
+        self.C = C
+        self.p = p
+        self.v = v
+        self.lam = lam
+        self.theta = theta
+        self.algorithm_params = algorithm_params
+        self.representation = representation
+        self.random_state = random_state
+
+    def _inner_estimator(self):
+        from . import make_estimator
+        from .algorithms import ALGORITHMS
+
+        if not isinstance(self.algorithm, str) or self.algorithm not in ALGORITHMS:
+            raise InputError(
+                f"unknown algorithm {self.algorithm!r}; known: {', '.join(sorted(ALGORITHMS))}"
+            )
+        extra = dict(self.algorithm_params or {})
+        own = {"C", "random_state", *_NAMED_ALGORITHM_PARAMS}
+        clash = own & set(extra)
+        if clash:
+            raise InputError(
+                f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
+            )
+        takes = ALGORITHMS[self.algorithm]().get_params()
+        params = {"C": self.C, **extra}
+        for name in _NAMED_ALGORITHM_PARAMS:
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = value
+        if "random_state" in takes:
+            params["random_state"] = self._seed()
+        return make_estimator(self.algorithm, **params)
+
+    def fit(self, X, y):
+        """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
+        ``algorithm`` on it with labels y."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self._fit_on_bank(X, y)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def decision_function(self, X):
+        """Decision values: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        return self._scores(X)
+
+    def predict(self, X):
+        """Class labels of the rows of X."""
+        scores = self.decision_function(X)  # checks that the estimator is fitted
+        return self.estimator_.labels_from_scores(scores)
+
+
+class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
+    """Multiple kernel epsilon-SVR on raw features: computes the bank of
+    ``kernels`` on the training rows and fits :class:`mkl.task_estimators.MKLRegressor`
+    (``algorithm``'s weight update with the epsilon-SVR inner problem) on it.
+
+    Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
+    ``algorithm`` among :func:`mkl.task_estimators.task_algorithms`
+    ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
+    ``representation``, ``random_state``) and ``epsilon``, the tube's
+    half-width. The bank is dense (regression on factor banks is not
+    implemented). Fitted attributes: ``estimator_`` (the MKLRegressor),
+    ``weights_``, ``kernel_specs_``, ``kernel_names_``, ``n_features_in_``.
+    """
+
+    def __init__(
+        self,
+        kernels=None,
+        algorithm="simplemkl",
+        C=1.0,
+        epsilon=0.1,
+        p=None,
+        v=None,
+        algorithm_params=None,
+        representation="auto",
+        random_state=None,
+    ):
+        self.kernels = kernels
+        self.algorithm = algorithm
+        self.C = C
+        self.epsilon = epsilon
+        self.p = p
+        self.v = v
+        self.algorithm_params = algorithm_params
+        self.representation = representation
+        self.random_state = random_state
+
+    def _inner_estimator(self):
+        from .task_estimators import MKLRegressor
+
+        return MKLRegressor(
+            algorithm=self.algorithm,
+            C=self.C,
+            epsilon=self.epsilon,
+            p=self.p,
+            v=self.v,
+            algorithm_params=self.algorithm_params,
+        )
+
+    def fit(self, X, y):
+        """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
+        the multiple kernel SVR on it with real targets y."""
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        return self._fit_on_bank(X, y)
+
+    def predict(self, X):
+        """Predicted targets of the rows of X."""
+        return self._scores(X)

@@ -1,0 +1,220 @@
+"""MKL for regression and novelty detection on kernel banks.
+
+Each estimator runs a registry method's own weight update (SimpleMKL, the
+level method, lp-norm MKL, GMKL...) with another inner problem behind the one
+oracle (``mkl.tasks``): the epsilon-SVR for :class:`MKLRegressor`, the
+one-class SVM (Schoelkopf et al. 2001) for :class:`MKLNoveltyDetector`. It
+fits an instance of the registry class with its ``task`` set, and keeps it as
+``estimator_``: nothing of the loops is copied.
+
+The methods whose math is the classifier's own do not carry over: EasyMKL and
+MEMO (the KOMD margin between two classes), SMKL (its smoothed objective is
+the bias-free hinge loss), single_best (selection by cross-validated
+accuracy) and the indefinite-similarity family (SVMs on transformed spectra
+or learned PSD kernels, built for the C-SVM). The wrapper methods and the
+baselines ``uniform`` and ``linear`` do (:func:`task_algorithms`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .bank import KernelBank
+from .exceptions import InputError
+from .factor_bank import FactorBank
+from .tasks import Novelty, Regression
+
+# y with at most this many distinct integer values looks like class labels
+CLASS_LIKE_VALUES = 10
+
+# the fitted attributes of the bank-level estimator that the task estimators show
+_FITTED = (
+    "weights_",
+    "dual_coef_",
+    "intercept_",
+    "objective_",
+    "gap_",
+    "n_iter_",
+    "n_selected_",
+    "converged_",
+    "history_",
+    "spectral_ratio_",
+)
+
+
+def task_algorithms(task: str) -> list[str]:
+    """The registry names whose method solves ``task`` ("regression", "novelty")."""
+    from .algorithms import ALGORITHMS
+
+    return sorted(name for name, cls in ALGORITHMS.items() if task in cls.tasks)
+
+
+def _solver(algorithm, task, **params):
+    """An unfitted registry estimator for ``algorithm`` solving ``task``."""
+    from . import make_estimator
+    from .algorithms import ALGORITHMS
+
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise InputError(
+            f"unknown algorithm {algorithm!r}; for {task.name}: "
+            f"{', '.join(task_algorithms(task.name))}"
+        )
+    if task.name not in ALGORITHMS[algorithm].tasks:
+        raise InputError(
+            f"algorithm {algorithm!r} does not do {task.name} (its math is the "
+            f"classifier's); for {task.name}: {', '.join(task_algorithms(task.name))}"
+        )
+    # p and v left at None take the method's default; C is passed as given
+    named = {k: v for k, v in params.items() if not (k in ("p", "v") and v is None)}
+    solver = make_estimator(algorithm, **named)
+    solver._check_params()
+    solver.task = task
+    return solver
+
+
+def _algorithm_params(est, named: tuple[str, ...]) -> dict:
+    extra = dict(est.algorithm_params or {})
+    clash = ({"C", *named} | {"epsilon", "nu"}) & set(extra)
+    if clash:
+        raise InputError(
+            f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
+        )
+    return {**extra, **{name: getattr(est, name) for name in named}}
+
+
+class _TaskEstimator(BaseEstimator):
+    """What the task estimators share: fitting the solver on a validated bank,
+    showing its fitted attributes, and its decision values."""
+
+    accepts_factors = False  # the factored solver is the C-SVM's
+
+    def _fit_solver(self, solver, K, targets_of_n):
+        if isinstance(K, KernelBank) and K.factored:
+            K = K.train
+        if isinstance(K, FactorBank):
+            raise InputError(
+                f"{type(self).__name__} needs the kernel matrices (an (M, n, n) array or a "
+                "KernelBank): on factor banks only classification is implemented"
+            )
+        K, n = solver._validated_bank(K)
+        solver._fit_tasks(K, [targets_of_n(n)])
+        self.estimator_ = solver
+        for name in _FITTED:
+            setattr(self, name, getattr(solver, name))
+        self.n_kernels_ = solver.n_kernels_
+        return self
+
+    def decision_function(self, K_test):
+        """K(theta)(x, X) beta + bias on the test block (M, n_test, n_train)."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.decision_function(K_test)
+
+
+class MKLRegressor(RegressorMixin, _TaskEstimator):
+    """Multiple kernel epsilon-SVR: the weights of ``algorithm`` (a registry
+    name; :func:`task_algorithms` ``("regression")``) learned with the dual
+
+        J(theta) = max_beta y'beta - epsilon ||beta||_1 - 1/2 sum_m theta_m beta'K_m beta
+        s.t. 1'beta = 0, -C <= beta <= C,
+
+    minimised over the method's weight set (as in SHOGUN's MKLRegression and
+    Rakotomamonjy et al. 2008, section 5 for SimpleMKL). ``fit(K, y)`` with K
+    (M, n, n) or a KernelBank and y real; ``predict(K_test)`` with K_test
+    (M, n_test, n). ``objective_`` is J at the returned weights and ``gap_``
+    the method's relative duality or bound gap. ``p`` (lp-norm methods) and
+    ``v`` (GMKL) are passed when set; any other parameter of the method in
+    ``algorithm_params``.
+    """
+
+    def __init__(
+        self, algorithm="simplemkl", C=1.0, epsilon=0.1, p=None, v=None, algorithm_params=None
+    ):
+        self.algorithm = algorithm
+        self.C = C
+        self.epsilon = epsilon
+        self.p = p
+        self.v = v
+        self.algorithm_params = algorithm_params
+
+    def fit(self, K, y=None):
+        solver = _solver(
+            self.algorithm,
+            Regression(self.epsilon),
+            C=self.C,
+            **_algorithm_params(self, ("p", "v")),
+        )
+        if isinstance(K, KernelBank) and y is None:
+            y = K.y_train
+        return self._fit_solver(solver, K, lambda n: check_regression_targets(y, n))
+
+    def predict(self, K_test):
+        """Predicted targets: K(theta)(x, X) beta + bias."""
+        return self.decision_function(K_test)
+
+
+class MKLNoveltyDetector(OutlierMixin, _TaskEstimator):
+    """Multiple kernel one-class SVM (Schoelkopf et al. 2001): the weights of
+    ``algorithm`` (:func:`task_algorithms` ``("novelty")``) learned with
+
+        J(theta) = max_alpha -1/2 sum_m theta_m alpha'K_m alpha
+        s.t. 0 <= alpha_i <= 1/(nu n), 1'alpha = 1,
+
+    minimised over the weight set, i.e. the weights maximise the one-class
+    dual value min_alpha 1/2 alpha'K(theta)alpha. ``objective_`` is J (<= 0;
+    the one-class dual value is -J). ``fit(K)`` on training kernels of normal
+    points; ``decision_function`` = K(theta)(x, X) alpha - rho (>= 0 inside the
+    estimated support; the scale is libsvm's divided by nu n), ``score_samples``
+    = K(theta)(x, X) alpha, ``predict`` +1 (inlier) or -1 (outlier).
+    """
+
+    def __init__(self, algorithm="simplemkl", nu=0.5, p=None, v=None, algorithm_params=None):
+        self.algorithm = algorithm
+        self.nu = nu
+        self.p = p
+        self.v = v
+        self.algorithm_params = algorithm_params
+
+    def fit(self, K, y=None):
+        """Fit on the training kernels; ``y`` is ignored."""
+        solver = _solver(self.algorithm, Novelty(self.nu), **_algorithm_params(self, ("p", "v")))
+        self._fit_solver(solver, K, np.ones)
+        self.offset_ = -self.intercept_  # decision_function = score_samples - offset_
+        return self
+
+    def score_samples(self, K_test):
+        """K(theta)(x, X) alpha: larger is more normal."""
+        return self.decision_function(K_test) + self.offset_
+
+    def predict(self, K_test):
+        return np.where(self.decision_function(K_test) >= 0, 1, -1)
+
+
+def check_regression_targets(y, n: int) -> np.ndarray:
+    """Real targets: 1-D, n of them, numeric and finite. Targets that look like
+    class labels (at most CLASS_LIKE_VALUES distinct integers) are fitted, with
+    a warning."""
+    if y is None:
+        raise InputError("a regressor needs targets y")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise InputError(f"y has {y.shape[0]} targets but the kernels have {n} samples")
+    if y.dtype.kind not in "biuf":
+        raise InputError(f"regression targets must be numbers, got dtype {y.dtype}")
+    y = y.astype(np.float64)
+    if not np.isfinite(y).all():
+        raise InputError("y contains NaN or inf")
+    values = np.unique(y)
+    if values.size <= CLASS_LIKE_VALUES and np.all(values == np.round(values)):
+        warnings.warn(
+            f"y has only {values.size} distinct integer values, like class labels; "
+            "fitting a regression (for classification use mkl.make_estimator)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return y

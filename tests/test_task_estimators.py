@@ -1,0 +1,177 @@
+"""MKL for regression (epsilon-SVR) and novelty detection (one-class SVM):
+each wrapper method's objective against CVXPY + Clarabel's solution of the
+same convex problem written from its definition (tests/reference.py,
+``_dual``), the single-kernel cases against scikit-learn's SVR and
+OneClassSVM, the gap closing, and bad input."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVR, OneClassSVM
+
+import mkl
+from mkl.task_estimators import MKLNoveltyDetector, MKLRegressor, task_algorithms
+
+from . import reference
+
+PRECISE = {"tol": 1e-9, "svm_tol": 1e-9, "max_iter": 3000}
+REGRESSION = ["simplemkl", "silp", "level", "lp_analytic", "lp_newton", "lp_cutting_plane", "gmkl"]
+
+
+def regression_problem(seed, n=40, M=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    widths = np.geomspace(0.3, 3.0, M)
+    return np.stack([np.exp(-sq / (2 * w**2)) for w in widths]), y
+
+
+def _params(name):
+    return {"p": 2.0} if name.startswith("lp") else {"v": 0.5} if name == "gmkl" else {}
+
+
+def _reference(name, K, y, C, task):
+    if name.startswith("lp"):
+        return reference.lp_mkl(K, y, C, 2.0, task=task)
+    if name == "gmkl":
+        return reference.gmkl(K, y, C, 0.5, task=task)
+    return reference.l1_mkl(K, y, C, task=task)
+
+
+def _fit(est, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(*args)
+
+
+@pytest.mark.parametrize("name", REGRESSION)
+@pytest.mark.parametrize("seed, C, epsilon", [(1, 1.0, 0.1), (2, 10.0, 0.05)])
+def test_regression_mkl_matches_cvxpy(name, seed, C, epsilon):
+    K, y = regression_problem(seed)
+    value, weights = _reference(name, K, y, C, ("regression", epsilon))
+    est = _fit(mkl.make_regressor(name, C=C, epsilon=epsilon, **_params(name), **PRECISE), K, y)
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
+    assert est.gap_ <= 1e-6
+
+
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic", "gmkl"])
+@pytest.mark.parametrize("seed, nu", [(2, 0.2), (3, 0.5)])
+def test_novelty_mkl_matches_cvxpy(name, seed, nu):
+    K, _ = regression_problem(seed)
+    # the one-class MKL of the papers' widths puts all weight on the widest
+    # kernel; a bank of differently shaped kernels makes the weights interior
+    K = np.stack([K[0], K[1], 0.5 * K[2] + 0.5 * np.eye(K.shape[1])])
+    value, weights = _reference(name, K, np.zeros(K.shape[1]), None, ("novelty", nu))
+    est = _fit(mkl.make_novelty_detector(name, nu=nu, **_params(name), **PRECISE), K)
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    assert est.objective_ <= 0  # J = -(the one-class dual value)
+    np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
+
+
+def test_one_kernel_is_scikit_learns_svr_and_one_class_svm():
+    K, y = regression_problem(4)
+    reg = mkl.make_regressor("linear", C=3.0, epsilon=0.2, kernel_index=2).fit(K, y)
+    svr = SVR(kernel="precomputed", C=3.0, epsilon=0.2).fit(K[2], y)
+    np.testing.assert_allclose(reg.predict(K), svr.predict(K[2]), atol=1e-10)
+    uniform = mkl.make_regressor("uniform", C=3.0, epsilon=0.2).fit(K, y)
+    svr = SVR(kernel="precomputed", C=3.0, epsilon=0.2).fit(K.mean(0), y)
+    np.testing.assert_allclose(uniform.predict(K), svr.predict(K.mean(0)), atol=1e-10)
+    nov = mkl.make_novelty_detector("linear", nu=0.3, kernel_index=1).fit(K)
+    ocs = OneClassSVM(kernel="precomputed", nu=0.3).fit(K[1])
+    n = K.shape[1]
+    # our alpha sums to 1, libsvm's to nu n: the scores are libsvm's / (nu n)
+    np.testing.assert_allclose(
+        nov.decision_function(K) * 0.3 * n, ocs.decision_function(K[1]), atol=1e-9
+    )
+    np.testing.assert_allclose(nov.score_samples(K) * 0.3 * n, ocs.score_samples(K[1]), atol=1e-9)
+    np.testing.assert_array_equal(nov.predict(K), ocs.predict(K[1]))
+
+
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic", "gmkl"])
+def test_gap_closes_and_history_is_recorded(name):
+    K, y = regression_problem(5, n=60)
+    est = mkl.make_regressor(name, C=1.0, **_params(name)).fit(K, y)
+    assert est.converged_ and est.gap_ <= 0.01
+    assert len(est.history_) == est.n_iter_ and est.history_[-1]["gap"] == est.gap_
+    nov = mkl.make_novelty_detector(name, nu=0.3, **_params(name)).fit(K)
+    assert nov.converged_ and nov.gap_ <= 0.01
+
+
+def test_held_out_regression_and_outliers():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(200, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = np.stack([np.exp(-sq / (2 * w**2)) for w in (0.3, 1.0, 3.0)])
+    train, test = np.arange(150), np.arange(150, 200)
+    reg = mkl.make_regressor("simplemkl", C=10.0).fit(K[:, train][:, :, train], y[train])
+    assert reg.score(K[:, test][:, :, train], y[test]) > 0.9  # R^2
+    # outliers far from the training cloud score lower than inliers
+    X_out = rng.normal(size=(50, 2)) * 0.3 + 4.0
+    Z = np.vstack([X[test], X_out])
+    sq_te = ((Z[:, None, :] - X[train][None, :, :]) ** 2).sum(-1)
+    K_te = np.stack([np.exp(-sq_te / (2 * w**2)) for w in (0.3, 1.0, 3.0)])
+    det = mkl.make_novelty_detector("level", nu=0.1).fit(K[:, train][:, :, train])
+    scores = det.score_samples(K_te)
+    assert scores[:50].min() > scores[50:].max()
+    assert (det.predict(K_te)[50:] == -1).all()
+
+
+def test_clone_pickle_and_the_algorithms_that_carry_over():
+    K, y = regression_problem(7)
+    est = mkl.make_regressor("lp_analytic", p=1.5, C=2.0, epsilon=0.05, tol=1e-3)
+    assert est.get_params()["algorithm_params"] == {"tol": 1e-3}
+    fitted = clone(est).fit(K, y)
+    assert fitted.estimator_.p == 1.5 and fitted.estimator_.task.epsilon == 0.05
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(K), fitted.predict(K))
+    carry = task_algorithms("regression")
+    assert set(REGRESSION) | {"uniform", "linear"} == set(carry)
+    assert task_algorithms("novelty") == carry
+
+
+@pytest.mark.parametrize(
+    "make, params, match",
+    [
+        (MKLRegressor, {"algorithm": "easymkl"}, "does not do regression"),
+        (MKLRegressor, {"algorithm": "smkl"}, "does not do regression"),
+        (MKLNoveltyDetector, {"algorithm": "memo"}, "does not do novelty"),
+        (MKLRegressor, {"algorithm": "nope"}, "unknown algorithm 'nope'"),
+        (MKLRegressor, {"epsilon": -0.1}, "epsilon must be >= 0"),
+        (MKLRegressor, {"epsilon": float("nan")}, "epsilon must be a finite number"),
+        (MKLRegressor, {"C": None}, "finite C"),
+        (MKLRegressor, {"C": -1.0}, "C must be a positive number"),
+        (MKLNoveltyDetector, {"nu": 0.0}, r"nu must be a number in \(0, 1\]"),
+        (MKLNoveltyDetector, {"nu": 1.5}, r"nu must be a number in \(0, 1\]"),
+        (MKLRegressor, {"algorithm_params": {"C": 2.0}}, "estimator's own parameters"),
+        (MKLRegressor, {"p": 2.0}, "no parameter"),
+    ],
+)
+def test_bad_parameters_are_named(make, params, match):
+    K, y = regression_problem(8, n=20)
+    with pytest.raises(ValueError, match=match):
+        make(**params).fit(K, y)
+
+
+def test_bad_targets_are_named():
+    K, y = regression_problem(9, n=20)
+    reg = MKLRegressor()
+    with pytest.raises(ValueError, match="NaN or inf"):
+        reg.fit(K, np.where(np.arange(20) == 3, np.nan, y))
+    with pytest.raises(ValueError, match="must be numbers"):
+        reg.fit(K, np.array(["a"] * 20))
+    with pytest.raises(ValueError, match="19 targets but the kernels have 20"):
+        reg.fit(K, y[:19])
+    with pytest.warns(UserWarning, match="like class labels"):
+        reg.fit(K, (y > 0).astype(int))
+    with pytest.raises(ValueError, match="on factor banks only classification"):
+        from mkl.kernels import KernelSpec, nystroem_bank
+
+        X = np.random.default_rng(0).normal(size=(20, 2))
+        reg.fit(nystroem_bank([KernelSpec("gaussian", 1.0)], X, rank=5), y)
