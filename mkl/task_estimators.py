@@ -9,10 +9,11 @@ fits an instance of the registry class with its ``task`` set, and keeps it as
 
 The methods whose math is the classifier's own do not carry over: EasyMKL and
 MEMO (the KOMD margin between two classes), SMKL (its smoothed objective is
-the bias-free hinge loss), single_best (selection by cross-validated
-accuracy) and the indefinite-similarity family (SVMs on transformed spectra
-or learned PSD kernels, built for the C-SVM). The wrapper methods and the
-baselines ``uniform`` and ``linear`` do (:func:`task_algorithms`).
+the bias-free hinge loss) and the indefinite-similarity family (SVMs on
+transformed spectra or learned PSD kernels, built for the C-SVM). The wrapper
+methods and the baselines ``uniform`` and ``linear`` do, and ``single_best``
+for regression (selection by cross-validated squared error; novelty has no
+held-out score to select by) (:func:`task_algorithms`).
 """
 
 from __future__ import annotations

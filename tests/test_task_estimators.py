@@ -132,8 +132,29 @@ def test_clone_pickle_and_the_algorithms_that_carry_over():
     again = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(again.predict(K), fitted.predict(K))
     carry = task_algorithms("regression")
-    assert set(REGRESSION) | {"uniform", "linear"} == set(carry)
-    assert task_algorithms("novelty") == carry
+    assert set(REGRESSION) | {"uniform", "linear", "single_best"} == set(carry)
+    assert set(task_algorithms("novelty")) == set(carry) - {"single_best"}
+
+
+def test_single_best_kernel_by_cross_validated_squared_error():
+    """The kernel whose 3-fold SVR has the least squared error, computed here
+    with scikit-learn's SVR on the same folds, then an SVR on it."""
+    from sklearn.model_selection import KFold
+
+    K, y = regression_problem(10, n=60, M=4)
+    est = mkl.make_regressor("single_best", C=3.0, epsilon=0.1, cv=3, random_state=2).fit(K, y)
+    mse = np.zeros(4)
+    for tr, va in KFold(3, shuffle=True, random_state=2).split(K[0]):
+        for m in range(4):
+            svr = SVR(kernel="precomputed", C=3.0, epsilon=0.1).fit(K[m][np.ix_(tr, tr)], y[tr])
+            mse[m] += ((svr.predict(K[m][np.ix_(va, tr)]) - y[va]) ** 2).sum() / len(y)
+    np.testing.assert_allclose(est.history_[0]["cv_mse"], mse, rtol=1e-6)
+    best = int(np.argmin(mse))
+    np.testing.assert_array_equal(est.weights_, np.eye(4)[best])
+    svr = SVR(kernel="precomputed", C=3.0, epsilon=0.1).fit(K[best], y)
+    np.testing.assert_allclose(est.predict(K), svr.predict(K[best]), atol=1e-9)
+    with pytest.raises(ValueError, match="does not do novelty"):
+        mkl.make_novelty_detector("single_best").fit(K)
 
 
 @pytest.mark.parametrize(

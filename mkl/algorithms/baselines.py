@@ -3,7 +3,8 @@
 * ``uniform``: the SVM on the average kernel (1/M) sum_m K_m (the "UW-MKL" of
   Yang et al. 2011, the "average kernel" of Lauriola et al. 2018).
 * ``single_best``: the one kernel of the bank with the best inner
-  cross-validated accuracy at the given C, then an SVM on it.
+  cross-validated accuracy (regression: squared error) at the given C, then
+  an SVM on it.
 * ``linear``: an SVM on one given kernel (the workflow hands it the bank's
   linear kernel on all features, selected by its spec).
 """
@@ -11,7 +12,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import KFold, StratifiedKFold
 
 from ..base import BinaryFit, MKLClassifier
 from ..exceptions import InputError
@@ -99,13 +100,16 @@ class SingleKernelSVM(MKLClassifier):
 
 
 class SingleBestKernel(MKLClassifier):
-    """The kernel with the best ``cv``-fold stratified cross-validated accuracy
-    at the given C (ties: the first in bank order), refitted on all points.
+    """The kernel with the best ``cv``-fold cross-validated score at the given C
+    (ties: the first in bank order), refitted on all points: accuracy over
+    stratified folds for classification, mean squared error over plain folds
+    for regression (``mkl.make_regressor("single_best")``).
 
-    ``history_`` holds each kernel's mean CV accuracy (``cv_accuracy``).
+    ``history_`` holds each kernel's CV score (``cv_accuracy``, or ``cv_mse``).
     """
 
     accepts_factors = True
+    tasks = ("classification", "regression")
 
     def __init__(self, C=1.0, cv=3, random_state=0, tol=1e-3):
         self.C = C
@@ -114,25 +118,34 @@ class SingleBestKernel(MKLClassifier):
         self.tol = tol
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean)
+        problem = inner_problem(K, K_mean, self.task)
         M = problem.n_kernels
-        n_min = np.bincount((y > 0).astype(int)).min()
-        if not (isinstance(self.cv, (int, np.integer)) and 2 <= self.cv <= n_min):
-            raise InputError(
-                f"cv must be an integer in [2, {n_min}] (the smaller class's size), got {self.cv!r}"
-            )
-        folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
-        correct = np.zeros(M)
+        regression = self.task.name == "regression"
+        if regression:
+            n_max, what = len(y), "the number of points"
+            folds = KFold(self.cv, shuffle=True, random_state=self.random_state)
+        else:
+            n_max, what = np.bincount((y > 0).astype(int)).min(), "the smaller class's size"
+            folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        if not (isinstance(self.cv, (int, np.integer)) and 2 <= self.cv <= n_max):
+            raise InputError(f"cv must be an integer in [2, {n_max}] ({what}), got {self.cv!r}")
+        loss = np.zeros(M)  # errors, or squared errors, summed over the held-out points
         cv_converged = True  # the selection's SVM solves (all converge unless C=None caps them)
         for tr, va in folds.split(np.zeros(len(y)), y):
             sub, decision = problem.fold(tr, va)
             for m in range(M):
                 sol = sub.solve(sub.kernel(m), _one_hot(M, m), y[tr], self.C, self.tol)
                 cv_converged &= sol.converged
-                pred = np.where(decision(m, sol) > 0, 1, -1)
-                correct[m] += (pred == y[va]).sum()
-        scores = correct / len(y)
-        best = int(np.argmax(scores))
+                f = decision(m, sol)
+                if regression:
+                    loss[m] += float(((f - y[va]) ** 2).sum())
+                else:
+                    loss[m] += (np.where(f > 0, 1, -1) != y[va]).sum()
+        best = int(np.argmin(loss))
+        if regression:
+            scores = {"cv_mse": [float(v) for v in loss / len(y)]}
+        else:
+            scores = {"cv_accuracy": [float(v) for v in (len(y) - loss) / len(y)]}
         theta = _one_hot(M, best)
         sol = problem.solve(problem.kernel(best), theta, y, self.C, self.tol)
         return _svm_fit(
@@ -143,6 +156,6 @@ class SingleBestKernel(MKLClassifier):
             "SingleBestKernel",
             svm_solves=self.cv * M + 1,
             passes=0,
-            cv_accuracy=[float(s) for s in scores],
             cv_converged=cv_converged,
+            **scores,
         )
