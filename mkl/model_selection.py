@@ -4,8 +4,10 @@ on precomputed kernels.
 :func:`cross_validate_grid` fits every grid point on every inner fold's
 training rows and scores the held-out rows (every point and fold recorded);
 :func:`select_best` picks the best mean score (ties: the first point in grid
-order). The workflow's fit job (``mkl.workflow.evaluation.evaluate_split``)
-then refits the selected point on the whole training part and tests it.
+order). Classifiers are scored by accuracy, F1, MCC or AUC, regressors
+(``mkl.make_regressor``) by RMSE, MAE or R^2. The workflow's fit job
+(``mkl.workflow.evaluation.evaluate_split``) then refits the selected point
+on the whole training part and tests it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from .factor_bank import FactorBank
 if TYPE_CHECKING:
     from .base import MKLClassifier
 
-METRICS = ("accuracy", "f1", "mcc", "auc")
+METRICS = ("accuracy", "f1", "mcc", "auc")  # classification
+REGRESSION_METRICS = ("rmse", "mae", "r2")
+LOWER_IS_BETTER = frozenset({"rmse", "mae"})
 
 
 def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
@@ -52,10 +56,31 @@ def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
     return out
 
 
-def score(estimator: MKLClassifier, K_test, y_test, metric: str = "accuracy") -> float:
+def regression_metrics(y_true, y_pred) -> dict[str, float]:
+    """Root mean squared error, mean absolute error and R^2."""
+    y_true = np.asarray(y_true, dtype=float)
+    y_pred = np.asarray(y_pred, dtype=float)
+    return {
+        "rmse": float(np.sqrt(skm.mean_squared_error(y_true, y_pred))),
+        "mae": float(skm.mean_absolute_error(y_true, y_pred)),
+        "r2": float(skm.r2_score(y_true, y_pred)) if len(y_true) > 1 else None,
+    }
+
+
+def task_metrics(estimator, K_test, y_test) -> dict[str, float]:
+    """Every metric of the estimator's task on a test block: classification
+    metrics for a classifier, regression metrics for a regressor."""
+    from sklearn.base import is_regressor
+
+    if is_regressor(estimator):
+        return regression_metrics(y_test, estimator.predict(K_test))
     scores = estimator.decision_function(K_test)
     pred = estimator.labels_from_scores(scores)
-    value = classification_metrics(y_test, pred, scores, estimator.classes_)[metric]
+    return classification_metrics(y_test, pred, scores, estimator.classes_)
+
+
+def score(estimator: MKLClassifier, K_test, y_test, metric: str = "accuracy") -> float:
+    value = task_metrics(estimator, K_test, y_test)[metric]
     return float("nan") if value is None else value
 
 
@@ -100,8 +125,8 @@ def cross_validate_grid(
     input for these data, a numerical failure) fails its grid point, which
     then reads ``mean_score: None`` with the ``error``; the other points go on.
     Any other exception (``MemoryError``, a bug) propagates."""
-    if metric not in METRICS:
-        raise InputError(f"unknown metric {metric!r}; known: {METRICS}")
+    if metric not in METRICS + REGRESSION_METRICS:
+        raise InputError(f"unknown metric {metric!r}; known: {METRICS + REGRESSION_METRICS}")
     folds = np.asarray(folds)
     if folds.shape != (len(y),):
         raise InputError(f"folds must give one fold id per training point, got {folds.shape}")
@@ -142,8 +167,9 @@ def cross_validate_grid(
     return records
 
 
-def select_best(records: Sequence[Mapping]) -> int:
-    """Index of the best mean CV score; ties go to the first in grid order.
+def select_best(records: Sequence[Mapping], metric: str = "accuracy") -> int:
+    """Index of the best mean CV score (the largest; the smallest for an error
+    such as RMSE, ``LOWER_IS_BETTER``); ties go to the first in grid order.
     Failed grid points (``mean_score: None``) are skipped; when every point
     failed, a :class:`SolverError` lists their errors."""
     means = np.array([np.nan if r["mean_score"] is None else r["mean_score"] for r in records])
@@ -151,7 +177,7 @@ def select_best(records: Sequence[Mapping]) -> int:
         errors = sorted({r["error"] for r in records if r.get("error")})
         detail = f": {'; '.join(errors)}" if errors else ""
         raise SolverError(f"no grid point gave a finite cross-validation score{detail}")
-    return int(np.nanargmax(means))
+    return int(np.nanargmin(means) if metric in LOWER_IS_BETTER else np.nanargmax(means))
 
 
 def fit_summary(est: MKLClassifier, seconds: float) -> dict:

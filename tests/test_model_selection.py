@@ -11,6 +11,7 @@ from mkl.model_selection import (
     classification_metrics,
     cross_validate_grid,
     grid_points,
+    regression_metrics,
     select_best,
 )
 
@@ -67,3 +68,28 @@ def test_cross_validation_matches_a_manual_loop(rng):
         est = make(C=1.0).fit(K[:, tr][:, :, tr], y[tr])
         manual.append(np.mean(est.predict(K[:, va][:, :, tr]) == y[va]))
     assert rec["fold_scores"] == pytest.approx(manual)
+
+
+def test_regression_metrics_and_selection_by_an_error():
+    m = regression_metrics([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 6.0])
+    assert m["rmse"] == pytest.approx(1.0) and m["mae"] == pytest.approx(0.5)
+    assert m["r2"] == pytest.approx(1 - 4 / 5)
+    recs = [{"mean_score": 0.3}, {"mean_score": 0.2}, {"mean_score": 0.2}, {"mean_score": None}]
+    assert select_best(recs, "rmse") == 1  # the smallest error; ties: the first
+    assert select_best(recs, "r2") == 0
+
+
+def test_cross_validation_of_a_regressor_by_rmse(rng):
+    """make_regressor's estimators go through the same grid search, scored by
+    RMSE on the held-out fold and selected by the smallest."""
+    X, _, K = random_problem(rng, n=45)
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_regressor, "uniform", epsilon=0.05)
+    recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [0.01, 10.0]}), "rmse")
+    assert all(len(r["fold_scores"]) == 3 for r in recs)
+    tr, va = np.flatnonzero(folds != 0), np.flatnonzero(folds == 0)
+    est = make(C=10.0).fit(K[:, tr][:, :, tr], y[tr])
+    rmse = np.sqrt(np.mean((est.predict(K[:, va][:, :, tr]) - y[va]) ** 2))
+    assert recs[1]["fold_scores"][0] == pytest.approx(rmse)
+    assert select_best(recs, "rmse") == int(np.argmin([r["mean_score"] for r in recs]))

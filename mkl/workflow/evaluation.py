@@ -19,11 +19,11 @@ from ..bank import KernelBank
 from ..base import MKLClassifier
 from ..exceptions import is_fit_failure
 from ..model_selection import (
-    classification_metrics,
     cross_validate_grid,
     fit_summary,
     grid_points,
     select_best,
+    task_metrics,
 )
 
 
@@ -87,25 +87,26 @@ def evaluate_split(
         records = merge_chunks(points, cv_chunks)
     else:
         records = cross_validate_grid(make, K, y, folds, points, metric)
-    best = select_best(records) if len(points) > 1 else 0
+    best = select_best(records, metric) if len(points) > 1 else 0
     t0 = time.perf_counter()
     est = make(**records[best]["params"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(K, y)
     seconds = time.perf_counter() - t0
-    scores = est.decision_function(bank.test_input)
-    pred = est.labels_from_scores(scores)
     weights = np.asarray(est.weights_)
+    classes = getattr(est, "classes_", None)  # a regressor has none
     return {
         "grid": records,
         "selected": best,
         "selected_params": records[best]["params"],
-        "test": classification_metrics(bank.y_test, pred, scores, est.classes_),
+        "test": task_metrics(est, bank.test_input, bank.y_test),
         "fit": fit_summary(est, seconds),
         "weights": weights.tolist(),
         "kernel_labels": bank.labels(),
-        "classes": [c.item() if isinstance(c, np.generic) else c for c in est.classes_],
+        "classes": None
+        if classes is None
+        else [c.item() if isinstance(c, np.generic) else c for c in classes],
         "warnings": sorted({str(w.message) for w in caught}),
         "n_train": bank.n_train,
         "n_test": bank.n_test,

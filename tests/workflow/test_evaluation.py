@@ -32,6 +32,27 @@ def test_evaluate_split_record_is_complete_and_json(rng):
     assert len(rec["grid"]) == 2 and rec["kernel_labels"][0] == "gaussian(1)@all"
 
 
+def test_evaluate_split_of_a_regressor_selects_by_rmse(rng):
+    """The fit job's record for an MKL regressor: selection by the smallest CV
+    RMSE, test RMSE / MAE / R^2, no classes."""
+    X, _, K = random_problem(rng, n=60)
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    tr, te = np.arange(40), np.arange(40, 60)
+    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
+    bank = KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
+    make = functools.partial(mkl.make_regressor, "simplemkl", epsilon=0.05)
+    rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.01, 10.0]}, "rmse")
+    json.dumps(rec, allow_nan=False)
+    means = [g["mean_score"] for g in rec["grid"]]
+    assert rec["selected"] == int(np.argmin(means)) and rec["classes"] is None
+    assert set(rec["test"]) == {"rmse", "mae", "r2"}
+    refit = make(**rec["selected_params"]).fit(bank.train, y[tr])
+    rmse = np.sqrt(np.mean((refit.predict(bank.test) - y[te]) ** 2))
+    assert rec["test"]["rmse"] == pytest.approx(rmse)
+
+
 def test_evaluate_split_on_a_stored_factor_bank(tmp_path, rng):
     """A fit job on a bank of factors: inner CV on the factors' rows, a kernel
     selection (select/exclude), refit, test on the test factors; the record is
