@@ -77,7 +77,7 @@ class DenseKernels:
         C) by SMO from the previous alpha. libsvm stays the cold solver: it is
         as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py).
         Regression and novelty: libsvm's SVR / one-class SVM (``mkl.tasks``)."""
-        if self.task is not CLASSIFICATION:
+        if self.task.name != "classification":
             return self.task.solve(combo, y, C, tol)
         if C is None or self._warm is None or len(self._warm) != len(y):
             sol = solve_svm_dual(combo, y, C, tol)
@@ -158,7 +158,7 @@ class FactorKernels:
     representation = "factors"
 
     def __init__(self, bank: FactorBank, task=CLASSIFICATION):
-        if task is not CLASSIFICATION:
+        if task.name != "classification":
             raise InputError(
                 f"{task.name} on a FactorBank is not implemented (the factored solver is "
                 "the C-SVM's); give the kernel matrices (an (M, n, n) array or a KernelBank)"
