@@ -63,7 +63,7 @@ def make_estimator(name: str, **params) -> MKLClassifier:
 
     try:
         cls = ALGORITHMS[name]
-    except KeyError:
+    except (KeyError, TypeError):  # TypeError: an unhashable name, e.g. a list
         raise InputError(
             f"unknown algorithm {name!r}; known: {', '.join(sorted(ALGORITHMS))}"
         ) from None

@@ -280,28 +280,13 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
     def _inner_estimator(self):
         from . import make_estimator
-        from .algorithms import ALGORITHMS
+        from .task_estimators import algorithm_parameters
 
-        if not isinstance(self.algorithm, str) or self.algorithm not in ALGORITHMS:
-            raise InputError(
-                f"unknown algorithm {self.algorithm!r}; known: {', '.join(sorted(ALGORITHMS))}"
-            )
-        extra = dict(self.algorithm_params or {})
-        own = {"C", "random_state", *_NAMED_ALGORITHM_PARAMS}
-        clash = own & set(extra)
-        if clash:
-            raise InputError(
-                f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
-            )
-        takes = ALGORITHMS[self.algorithm]().get_params()
-        params = {"C": self.C, **extra}
-        for name in _NAMED_ALGORITHM_PARAMS:
-            value = getattr(self, name)
-            if value is not None:
-                params[name] = value
-        if "random_state" in takes:
-            params["random_state"] = self._seed()
-        return make_estimator(self.algorithm, **params)
+        params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=("random_state",))
+        estimator = make_estimator(self.algorithm, C=self.C, **params)
+        if "random_state" in estimator.get_params():
+            estimator.set_params(random_state=self._seed())
+        return estimator
 
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit

@@ -26,7 +26,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .bank import KernelBank
 from .exceptions import InputError
-from .factor_bank import FactorBank
 from .tasks import Novelty, Regression
 
 # y with at most this many distinct integer values looks like class labels
@@ -69,22 +68,25 @@ def _solver(algorithm, task, **params):
             f"algorithm {algorithm!r} does not do {task.name} (its math is the "
             f"classifier's); for {task.name}: {', '.join(task_algorithms(task.name))}"
         )
-    # p and v left at None take the method's default; C is passed as given
-    named = {k: v for k, v in params.items() if not (k in ("p", "v") and v is None)}
-    solver = make_estimator(algorithm, **named)
+    solver = make_estimator(algorithm, **params)
     solver._check_params()
     solver.task = task
     return solver
 
 
-def _algorithm_params(est, named: tuple[str, ...]) -> dict:
+def algorithm_parameters(est, named: tuple[str, ...], reserved: tuple[str, ...] = ()) -> dict:
+    """What an estimator that wraps a registry method passes to it: its
+    ``algorithm_params``, and those of its own parameters ``named`` that it
+    sets (None leaves the method's default). ``algorithm_params`` may not
+    repeat C, ``named`` or ``reserved`` (the estimator's other own parameters)."""
     extra = dict(est.algorithm_params or {})
-    clash = ({"C", *named} | {"epsilon", "nu"}) & set(extra)
+    clash = {"C", *named, *reserved} & set(extra)
     if clash:
         raise InputError(
             f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
         )
-    return {**extra, **{name: getattr(est, name) for name in named}}
+    own = {name: getattr(est, name) for name in named}
+    return {**extra, **{name: value for name, value in own.items() if value is not None}}
 
 
 class _TaskEstimator(BaseEstimator):
@@ -94,13 +96,7 @@ class _TaskEstimator(BaseEstimator):
     accepts_factors = False  # the factored solver is the C-SVM's
 
     def _fit_solver(self, solver, K, targets_of_n):
-        if isinstance(K, KernelBank) and K.factored:
-            K = K.train
-        if isinstance(K, FactorBank):
-            raise InputError(
-                f"{type(self).__name__} needs the kernel matrices (an (M, n, n) array or a "
-                "KernelBank): on factor banks only classification is implemented"
-            )
+        # a FactorBank is refused by the inner problem (FactorKernels), for every task but one
         K, n = solver._validated_bank(K)
         solver._fit_tasks(K, [targets_of_n(n)])
         self.estimator_ = solver
@@ -146,7 +142,7 @@ class MKLRegressor(RegressorMixin, _TaskEstimator):
             self.algorithm,
             Regression(self.epsilon),
             C=self.C,
-            **_algorithm_params(self, ("p", "v")),
+            **algorithm_parameters(self, ("p", "v"), reserved=("epsilon", "nu")),
         )
         if isinstance(K, KernelBank) and y is None:
             y = K.y_train
@@ -181,7 +177,11 @@ class MKLNoveltyDetector(OutlierMixin, _TaskEstimator):
 
     def fit(self, K, y=None):
         """Fit on the training kernels; ``y`` is ignored."""
-        solver = _solver(self.algorithm, Novelty(self.nu), **_algorithm_params(self, ("p", "v")))
+        solver = _solver(
+            self.algorithm,
+            Novelty(self.nu),
+            **algorithm_parameters(self, ("p", "v"), reserved=("epsilon", "nu")),
+        )
         self._fit_solver(solver, K, np.ones)
         self.offset_ = -self.intercept_  # decision_function = score_samples - offset_
         return self

@@ -160,8 +160,9 @@ class FactorKernels:
     def __init__(self, bank: FactorBank, task=CLASSIFICATION):
         if task.name != "classification":
             raise InputError(
-                f"{task.name} on a FactorBank is not implemented (the factored solver is "
-                "the C-SVM's); give the kernel matrices (an (M, n, n) array or a KernelBank)"
+                f"{task.name} needs the kernel matrices (an (M, n, n) array or a KernelBank): "
+                "on factor banks only classification is implemented (the factored solver "
+                "is the C-SVM's)"
             )
         self.bank = bank
         self.n_kernels, self.n = bank.n_kernels, bank.n_train
