@@ -5,7 +5,9 @@ on precomputed kernels.
 training rows and scores the held-out rows (every point and fold recorded);
 :func:`select_best` picks the best mean score (ties: the first point in grid
 order). Classifiers are scored by accuracy, F1, MCC or AUC, regressors
-(``mkl.make_regressor``) by RMSE, MAE or R^2. The workflow's fit job
+(``mkl.make_regressor``) by RMSE, MAE or R^2, novelty detectors
+(``mkl.make_novelty_detector``) by the AUC of their scores against labels
++1 (inlier) / -1 (outlier). The workflow's fit job
 (``mkl.workflow.evaluation.evaluate_split``) then refits the selected point
 on the whole training part and tests it.
 """
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 
 METRICS = ("accuracy", "f1", "mcc", "auc")  # classification
 REGRESSION_METRICS = ("rmse", "mae", "r2")
+NOVELTY_METRICS = ("auc",)
+ALL_METRICS = METRICS + REGRESSION_METRICS  # every metric a fit record may hold
 LOWER_IS_BETTER = frozenset({"rmse", "mae"})
 
 
@@ -67,13 +71,28 @@ def regression_metrics(y_true, y_pred) -> dict[str, float]:
     }
 
 
+def novelty_metrics(y_true, scores) -> dict[str, float]:
+    """ROC AUC of the scores (larger: more normal) against y_true, +1 for an
+    inlier and -1 for an outlier (scikit-learn's convention): the chance that a
+    random inlier scores above a random outlier. None when one kind is absent."""
+    y_true = np.asarray(y_true)
+    if not np.isin(y_true, (-1, 1)).all():
+        raise InputError("novelty labels must be +1 (inlier) or -1 (outlier)")
+    inlier = y_true == 1
+    auc = skm.roc_auc_score(inlier, scores) if 0 < inlier.sum() < len(inlier) else None
+    return {"auc": None if auc is None else float(auc)}
+
+
 def task_metrics(estimator, K_test, y_test) -> dict[str, float]:
     """Every metric of the estimator's task on a test block: classification
-    metrics for a classifier, regression metrics for a regressor."""
-    from sklearn.base import is_regressor
+    metrics for a classifier, regression metrics for a regressor, the AUC of
+    ``score_samples`` for a novelty detector (y_test +1 inlier / -1 outlier)."""
+    from sklearn.base import is_outlier_detector, is_regressor
 
     if is_regressor(estimator):
         return regression_metrics(y_test, estimator.predict(K_test))
+    if is_outlier_detector(estimator):
+        return novelty_metrics(y_test, estimator.score_samples(K_test))
     scores = estimator.decision_function(K_test)
     pred = estimator.labels_from_scores(scores)
     return classification_metrics(y_test, pred, scores, estimator.classes_)
@@ -125,8 +144,8 @@ def cross_validate_grid(
     input for these data, a numerical failure) fails its grid point, which
     then reads ``mean_score: None`` with the ``error``; the other points go on.
     Any other exception (``MemoryError``, a bug) propagates."""
-    if metric not in METRICS + REGRESSION_METRICS:
-        raise InputError(f"unknown metric {metric!r}; known: {METRICS + REGRESSION_METRICS}")
+    if metric not in ALL_METRICS:
+        raise InputError(f"unknown metric {metric!r}; known: {ALL_METRICS}")
     folds = np.asarray(folds)
     if folds.shape != (len(y),):
         raise InputError(f"folds must give one fold id per training point, got {folds.shape}")

@@ -77,9 +77,21 @@ def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | o
     validate(exp, Path(schemas) / "experiment.schema.yaml", str(path))
     if exp["name"] != path.stem:
         raise ConfigError(f"{path}: name {exp['name']!r} differs from the file name")
+    real = exp.get("task") == "regression"
     for ds in exp["datasets"]:
         if ds not in registry:
             raise ConfigError(f"{path}: dataset {ds!r} is not in the dataset registry")
+        has_real = registry[ds].get("target") == "real"
+        if real and not has_real:
+            raise ConfigError(
+                f"{path}: dataset {ds!r} has classes, not the real targets "
+                "(target: real in the registry) of a regression"
+            )
+        if has_real and not real:
+            raise ConfigError(
+                f"{path}: dataset {ds!r} has real targets (target: real): "
+                "only an experiment with task: regression can use it"
+            )
     for fig, spec in exp.get("figures", {}).items():
         if "dataset" in spec and spec["dataset"] not in registry:
             raise ConfigError(

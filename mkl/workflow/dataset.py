@@ -4,7 +4,8 @@
 or calls a generator of ``mkl.synthetic``, maps the labels and applies the
 registry entry's preprocessing (``mkl.workflow.preprocessing``); :class:`Dataset`
 is the file it writes: features ``X`` (or similarity matrices ``S``), class
-codes ``y``, class names and provenance attributes.
+codes ``y`` and class names -- or, for an entry with ``target: real``, the
+real targets of a regression and no classes -- and provenance attributes.
 """
 
 from __future__ import annotations
@@ -29,11 +30,18 @@ from .preprocessing import libsvm_gene_normalisation, map_labels
 class Dataset:
     """Features X (n, d) -- (n, 0) for a similarity dataset -- labels, class
     names and provenance; ``S`` (m, n, n) holds precomputed similarity
-    matrices over the examples when the source provides them."""
+    matrices over the examples when the source provides them. A regression
+    dataset (``attrs["target"] == "real"``) has real ``y`` and no classes."""
 
     X: np.ndarray
-    y: np.ndarray  # integer class codes 0..k-1
+    y: np.ndarray  # integer class codes 0..k-1, or real targets
     classes: list[str]
+
+    @property
+    def real_target(self) -> bool:
+        """Whether y holds the real targets of a regression (not class codes)."""
+        return self.attrs.get("target") == "real"
+
     attrs: dict
     S: np.ndarray | None = None
     similarity_names: list[str] | None = None
@@ -108,8 +116,20 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
             "source": " ; ".join(str(f.get("url")) for f in manifest["files"]),
             "sha256": " ".join(f["sha256"] for f in manifest["files"]),
         }
-    y, classes = map_labels(y_raw, entry.get("labels"))
-    keep = y >= 0
+    real = entry.get("target", "classes") == "real"
+    if real:  # a regression: the targets as they are, no classes
+        try:
+            y, classes = np.asarray(y_raw, dtype=np.float64), []
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"dataset {name!r}: target: real, but the targets are not numbers"
+            ) from None
+        if not np.isfinite(y).all():
+            raise ValueError(f"dataset {name!r}: the targets contain NaN or inf")
+        keep = np.ones(len(y), dtype=bool)
+    else:
+        y, classes = map_labels(y_raw, entry.get("labels"))
+        keep = y >= 0
     X, y = X[keep], y[keep]
     if S is not None:
         S = S[:, keep][:, :, keep]
@@ -126,17 +146,22 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
         raise ValueError(f"dataset {name!r}: unknown preprocess {entry['preprocess']!r}")
     if not np.isfinite(X).all():
         raise ValueError(f"dataset {name!r}: features contain NaN or inf after parsing")
-    counts = np.bincount(y, minlength=len(classes))
-    if (counts > 0).sum() < 2:
-        raise ValueError(f"dataset {name!r}: fewer than two classes after label mapping")
     attrs = {
         "dataset": name,
         "format": fmt,
         "parser_options": json.dumps(manifest.get("options", {})),
         "dropped_features": json.dumps(dropped),
-        "class_counts": json.dumps(counts.tolist()),
         **provenance,
     }
+    if real:
+        if np.ptp(y) == 0:
+            raise ValueError(f"dataset {name!r}: the targets are all equal")
+        attrs["target"] = "real"
+    else:
+        counts = np.bincount(y, minlength=len(classes))
+        if (counts > 0).sum() < 2:
+            raise ValueError(f"dataset {name!r}: fewer than two classes after label mapping")
+        attrs["class_counts"] = json.dumps(counts.tolist())
     if S is not None:
         attrs["similarities"] = json.dumps(sim_names)
     return Dataset(X=X, y=y, classes=list(classes), attrs=attrs, S=S, similarity_names=sim_names)

@@ -5,6 +5,14 @@ here, or joined from CV-chunk jobs), refit, test metrics, one JSON record.
 Cross-validation of a grid can be cut into contiguous chunks run as separate
 jobs (:func:`grid_chunk`) and joined (:func:`merge_chunks`); the selection is
 then exactly that of computing it in one job.
+
+An experiment's ``task`` picks the estimators (:func:`estimator_factory`): the
+registry's classifiers, ``mkl.make_regressor`` or, for novelty detection,
+``mkl.make_novelty_detector`` fitted on the inliers of the rows it is given
+(:class:`InlierTrainedDetector`), the labels being +1 for the largest class of
+the training part and -1 for every other (:func:`algorithm_bank`). Inner
+cross-validation then fits on a fold's training inliers and scores every
+held-out row, inliers against outliers, as the test does.
 """
 
 from __future__ import annotations
@@ -14,10 +22,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin, clone
+from sklearn.utils.validation import check_is_fitted
 
 from ..bank import KernelBank
 from ..base import MKLClassifier
-from ..exceptions import is_fit_failure
+from ..exceptions import InputError, is_fit_failure
 from ..model_selection import (
     cross_validate_grid,
     fit_summary,
@@ -116,21 +126,108 @@ def evaluate_split(
 
 def algorithm_bank(bank: KernelBank, entry: Mapping) -> KernelBank:
     """The kernels an experiment's algorithm entry uses: its ``select`` /
-    ``exclude`` criteria applied to the bank (the bank itself if it has none)."""
+    ``exclude`` criteria applied to the bank (the bank itself if it has none);
+    for a novelty entry (``task: novelty``), labels +1 for the inlier class and
+    -1 for the others (:func:`novelty_labels`)."""
     if "select" in entry or "exclude" in entry:
-        return bank.select(include=entry.get("select"), exclude=entry.get("exclude"))
+        bank = bank.select(include=entry.get("select"), exclude=entry.get("exclude"))
+    if entry.get("task") == "novelty":
+        import dataclasses
+
+        inlier = inlier_class(bank.y_train)
+        bank = dataclasses.replace(
+            bank,
+            y_train=novelty_labels(bank.y_train, inlier),
+            y_test=None if bank.y_test is None else novelty_labels(bank.y_test, inlier),
+        )
     return bank
+
+
+def inlier_class(y_train: np.ndarray):
+    """The normal class of a novelty experiment, by a rule fixed before any
+    result: the most frequent class of the training part (ties: the smallest code)."""
+    values, counts = np.unique(np.asarray(y_train), return_counts=True)
+    return values[np.argmax(counts)]
+
+
+def novelty_labels(y: np.ndarray, inlier) -> np.ndarray:
+    """Class codes -> +1 (the inlier class) / -1 (any other: an outlier)."""
+    return np.where(np.asarray(y) == inlier, 1, -1)
+
+
+class InlierTrainedDetector(OutlierMixin, BaseEstimator):
+    """The novelty protocol of the workflow: ``detector`` (an unfitted
+    :class:`mkl.task_estimators.MKLNoveltyDetector`) fitted on the rows labelled
+    +1 of the bank it is given, scoring any rows. The rows labelled -1 (outliers)
+    are only ever held out: they make the AUC of model selection and of the test.
+
+    Test blocks (M, n_test, n_train) are cut to the inlier columns."""
+
+    def __init__(self, detector=None):
+        self.detector = detector
+
+    def fit(self, K, y):
+        if not isinstance(K, np.ndarray) or K.ndim != 3:
+            raise InputError("novelty detection needs the dense training block (M, n, n)")
+        y = np.asarray(y)
+        if y.shape != (K.shape[1],) or not np.isin(y, (-1, 1)).all():
+            raise InputError("novelty labels must be +1 (inlier) or -1 (outlier), one per row")
+        self.inliers_ = np.flatnonzero(y == 1)
+        if len(self.inliers_) < 2:
+            raise InputError(f"{len(self.inliers_)} inlier rows: too few to fit a novelty detector")
+        inl = self.inliers_
+        self.detector_ = clone(self.detector).fit(
+            np.ascontiguousarray(K[:, inl[:, None], inl[None, :]])
+        )
+        for name in (
+            "weights_",
+            "objective_",
+            "gap_",
+            "n_iter_",
+            "n_selected_",
+            "spectral_ratio_",
+            "converged_",
+            "offset_",
+        ):
+            setattr(self, name, getattr(self.detector_, name))
+        return self
+
+    def _inlier_columns(self, K_test):
+        check_is_fitted(self, "detector_")
+        return np.ascontiguousarray(np.asarray(K_test)[:, :, self.inliers_])
+
+    def score_samples(self, K_test):
+        return self.detector_.score_samples(self._inlier_columns(K_test))
+
+    def decision_function(self, K_test):
+        return self.detector_.decision_function(self._inlier_columns(K_test))
+
+    def predict(self, K_test):
+        return self.detector_.predict(self._inlier_columns(K_test))
 
 
 def estimator_factory(entry: Mapping, name: str) -> Callable[..., MKLClassifier]:
     """A function of a grid point's params giving the entry's unfitted estimator
-    (its registry name and fixed ``params``, the grid point on top)."""
+    (its registry name and fixed ``params``, the grid point on top): a
+    classifier of the registry, or by the entry's ``task`` a regressor
+    (``mkl.make_regressor``) or a novelty detector trained on inliers."""
     from functools import partial
 
-    from .. import make_estimator
+    from .. import make_estimator, make_novelty_detector, make_regressor
     from .experiment import estimator
 
     registry_name, params = estimator(entry, name)
+    task = entry.get("task", "classification")
+    if task == "regression":
+        return partial(make_regressor, registry_name, **params)
+    if task == "novelty":
+
+        def make(**point):
+            return InlierTrainedDetector(
+                make_novelty_detector(registry_name, **{**params, **point})
+            )
+
+        return make
     return partial(make_estimator, registry_name, **params)
 
 

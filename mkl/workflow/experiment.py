@@ -68,7 +68,7 @@ def sweep_members(exp: Mapping, key: str) -> list[tuple[str, object]]:
 
 
 def table_algorithms(exp: Mapping) -> list[str]:
-    """The algorithms of the accuracy figure: all but sweep points (which have
+    """The algorithms of the results figure: all but sweep points (which have
     their own figures)."""
     return [a for a, cfg in exp["algorithms"].items() if "sweep_of" not in cfg]
 
@@ -120,6 +120,47 @@ def estimator(entry: Mapping, name: str, extra: Mapping | None = None) -> tuple[
     return entry.get("estimator", name), {**entry.get("params", {}), **(extra or {})}
 
 
+# an experiment's task -> the metric its results table shows and its grids are
+# selected by unless the protocol names another, and that metric's table scale
+TABLE_METRICS = {"classification": "accuracy", "regression": "rmse", "novelty": "auc"}
+METRIC_SCALES = {"accuracy": 100.0, "f1": 100.0, "mcc": 100.0, "auc": 100.0}  # in %
+METRIC_NAMES = {"accuracy": "accuracy (%)", "f1": "F1 (%)", "mcc": "MCC (%)", "auc": "AUC (%)"}
+
+
+def task(exp: Mapping) -> str:
+    """What the experiment's estimators do: classification (the default),
+    regression (real targets; ``mkl.make_regressor``) or novelty (one-class
+    models fitted on the inliers of each training part, the largest class,
+    and tested on inliers against every other class: ``mkl.make_novelty_detector``)."""
+    return exp.get("task", "classification")
+
+
+def recorded_metrics(task_name: str) -> tuple[str, ...]:
+    """The metrics a fit of this task records."""
+    from ..model_selection import METRICS, NOVELTY_METRICS, REGRESSION_METRICS
+
+    return {"classification": METRICS, "regression": REGRESSION_METRICS}.get(
+        task_name, NOVELTY_METRICS
+    )
+
+
+def table_metric(exp: Mapping) -> str:
+    """The metric of the experiment's results table and figure (its task's)."""
+    return TABLE_METRICS[task(exp)]
+
+
+def figure_metric(exp: Mapping) -> str:
+    """The metric of the results figure: the table's, but R^2 for a regression
+    (comparable across datasets, where RMSE is in each target's units)."""
+    return "r2" if task(exp) == "regression" else table_metric(exp)
+
+
+def selection_metric(exp: Mapping, dataset: str) -> str:
+    """The metric that model selection maximises (minimises, for an error) on a
+    dataset: the protocol's ``selection_metric``, else the task's table metric."""
+    return protocol(exp, dataset).get("selection_metric", table_metric(exp))
+
+
 def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
     of the experiment's), each dataset with its own number of repetitions."""
@@ -167,9 +208,17 @@ def check(exp: Mapping) -> None:
                 raise ValueError(
                     f"experiment {name!r}: algorithm {alg!r} names dataset {ds!r}, not listed"
                 )
+    for ds in exp["datasets"]:
+        metric = selection_metric(exp, ds)
+        if metric not in recorded_metrics(task(exp)):
+            raise ValueError(
+                f"experiment {name!r}: selection_metric {metric!r} on {ds!r} is not a "
+                f"{task(exp)} metric ({', '.join(recorded_metrics(task(exp)))})"
+            )
     for alg in exp["algorithms"]:
+        _check_task(name, alg, exp["algorithms"][alg], task(exp))
         for ds in exp["datasets"]:
-            _check_parameters(name, alg, algorithm(exp, alg, ds), f"on {ds!r}")
+            _check_parameters(name, alg, algorithm(exp, alg, ds), f"on {ds!r}", task=task(exp))
             if runs_on(exp, alg, ds):
                 _check_representation(name, alg, algorithm(exp, alg, ds), kernels(exp, ds), ds)
     sweeps = {cfg["sweep_of"] for cfg in exp["algorithms"].values() if "sweep_of" in cfg}
@@ -181,9 +230,14 @@ def check(exp: Mapping) -> None:
                 _check_parameters(
                     name, series["algorithm"], {**entry, "grid": {}}, where, series["params"]
                 )
-        if fig == "accuracy":
-            raise ValueError(f"experiment {name!r}: the figure name 'accuracy' is taken")
+        if fig == "results":
+            raise ValueError(f"experiment {name!r}: the figure name 'results' is taken")
         kind = spec.get("kind", "weights")
+        if task(exp) != "classification" and kind in ("weights", "timing"):
+            raise ValueError(
+                f"experiment {name!r}: figure {fig!r} ({kind}) fits classifiers; "
+                f"this experiment's task is {task(exp)}"
+            )
         used = [spec["dataset"]] if "dataset" in spec else list(spec.get("datasets", []))
         if kind == "timing":  # draws its own points from any registry dataset
             used = []
@@ -209,8 +263,30 @@ def check(exp: Mapping) -> None:
                 )
 
 
+def _check_task(name: str, alg: str, entry: Mapping, task_name: str) -> None:
+    """The entry's method does the experiment's task (EasyMKL has no regression)."""
+    from .. import ALGORITHMS
+    from ..task_estimators import task_algorithms
+
+    registry_name = entry.get("estimator", alg)
+    if task_name != "classification" and task_name not in ALGORITHMS[registry_name].tasks:
+        raise ValueError(
+            f"experiment {name!r}: algorithm {alg!r} ({registry_name}) does not do "
+            f"{task_name}; those that do: {', '.join(task_algorithms(task_name))}"
+        )
+
+
+# the parameters of the task estimators beside those of the registry method
+TASK_PARAMETERS = {"classification": set(), "regression": {"epsilon"}, "novelty": {"nu"}}
+
+
 def _check_parameters(
-    name: str, alg: str, entry: Mapping, where: str, extra: Mapping | None = None
+    name: str,
+    alg: str,
+    entry: Mapping,
+    where: str,
+    extra: Mapping | None = None,
+    task: str = "classification",
 ) -> None:
     """The entry's params, grid keys (and a figure's extra params) are
     parameters of its estimator: a typo fails when the file is loaded, not
@@ -218,7 +294,9 @@ def _check_parameters(
     from .. import ALGORITHMS
 
     registry_name, params = estimator(entry, alg, extra)
-    known = set(ALGORITHMS[registry_name]().get_params())
+    known = set(ALGORITHMS[registry_name]().get_params()) | TASK_PARAMETERS[task]
+    if task == "novelty":
+        known.discard("C")  # the one-class SVM has nu in its place
     unknown = sorted((set(params) | set(entry.get("grid", {}))) - known)
     if unknown:
         raise ValueError(
@@ -304,4 +382,6 @@ def fit_spec(exp: Mapping, name: str, dataset: str) -> dict:
     entry = algorithm(exp, name, dataset)
     spec = {k: entry[k] for k in FIT_KEYS if k in entry}
     spec["estimator"] = entry.get("estimator", name)
+    if task(exp) != "classification":  # (absent for a classifier: its specs stay as they were)
+        spec["task"] = task(exp)
     return spec

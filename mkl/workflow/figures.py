@@ -1,4 +1,4 @@
-"""Figures: test accuracy per dataset, kernel weights, and curves of a metric
+"""Figures: a test metric per dataset and algorithm, kernel weights, and curves of a metric
 against a swept parameter, a number attached to each dataset or the problem
 size (timing). Each is written as PNG and PDF, atomically; matplotlib is
 imported by the functions that draw."""
@@ -17,7 +17,8 @@ from .._io import atomic_path
 def plot_metric(
     summary: pd.DataFrame, path_png, path_pdf, metric: str = "accuracy", title: str = ""
 ):
-    """Grouped bars: one group per dataset, one bar per algorithm, error bars = std over splits."""
+    """Grouped bars: one group per dataset, one bar per algorithm, error bars =
+    std over splits, of a metric that is at most 1 (accuracy, AUC, R^2...)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -42,9 +43,9 @@ def plot_metric(
             capsize=2,
         )
     ax.set_xticks(x, datasets)
-    ax.set_ylabel(f"test {metric}")
+    ax.set_ylabel(METRIC_LABELS.get(metric, f"test {metric}"))
     lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
-    ax.set_ylim(max(0.0, lo - 0.05), 1.0)
+    ax.set_ylim(max(0.0, lo - 0.05) if lo >= 0 else lo - 0.05, 1.0)
     ax.legend(
         fontsize="small",
         ncol=min(len(algorithms), 4),
@@ -106,6 +107,9 @@ METRIC_LABELS = {
     "f1": "test F1",
     "mcc": "test MCC",
     "auc": "test AUC",
+    "rmse": "test RMSE",
+    "mae": "test MAE",
+    "r2": "test R$^2$",
     "n_selected": "kernels selected",
     "seconds": "fit time (s)",
     "spectral_ratio": "spectral ratio",

@@ -1,4 +1,5 @@
-"""Seeded stratified train/test splits with inner cross-validation folds, and
+"""Seeded train/test splits with inner cross-validation folds (stratified by
+class; plain shuffles for a regression's real targets), and
 their file ``results/splits/{experiment}/{dataset}.h5`` (one group per
 repetition: ``train``, ``test``, ``folds``)."""
 
@@ -28,22 +29,49 @@ def make_splits(
     inner_folds: int,
     seed: int,
     balanced: bool = False,
+    stratified: bool = True,
 ) -> list[Split]:
     """R seeded stratified train/test splits, each with stratified inner folds.
+
+    ``stratified=False`` (real targets of a regression): shuffled splits and
+    shuffled inner folds, with the same seeds.
 
     ``balanced``: every class is first subsampled (seeded, per split) to the size
     of the smallest one, so train and test hold equal numbers of each class
     (Kundu et al. 2010's protocol); the dropped points are in neither part."""
-    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+    from sklearn.model_selection import (
+        KFold,
+        ShuffleSplit,
+        StratifiedKFold,
+        StratifiedShuffleSplit,
+    )
 
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction}")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions}")
+    if not stratified and balanced:
+        raise ValueError("balanced_classes needs classes; these splits are not stratified")
     seeds = np.random.SeedSequence(seed).generate_state(repetitions)
     out = []
     for s in seeds:
+        if not stratified:  # real targets: shuffled, no classes to keep in proportion
+            train, test = next(
+                ShuffleSplit(1, train_size=train_fraction, random_state=int(s)).split(y)
+            )
+            train = np.sort(train)
+            if len(train) < inner_folds:
+                raise ValueError(
+                    f"the training part has {len(train)} points, fewer than "
+                    f"inner_folds={inner_folds}"
+                )
+            folds = np.empty(len(train), dtype=int)
+            kf = KFold(inner_folds, shuffle=True, random_state=int(s))
+            for k, (_, va) in enumerate(kf.split(train)):
+                folds[va] = k
+            out.append(Split(train, np.sort(test), folds))
+            continue
         if balanced:  # the same number of each class in train, and in test
             rng = np.random.default_rng(int(s))
             classes = np.unique(y)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_path, write_text
-from ..model_selection import METRICS
+from ..model_selection import ALL_METRICS
 
 
 def read_fit_records(path: str | os.PathLike) -> list[dict]:
@@ -40,11 +40,11 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     for rec in (rec for p in paths for rec in read_fit_records(p)):
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
         if rec.get("status") == "failed":  # the fit raised: no metrics, the error kept
-            row.update({m: np.nan for m in METRICS}, error=rec["error"])
+            row.update({m: np.nan for m in ALL_METRICS}, error=rec["error"])
             rows.append(row)
             continue
         row["error"] = ""
-        row.update({m: rec["test"].get(m) for m in METRICS})
+        row.update({m: rec["test"].get(m) for m in ALL_METRICS})
         row["n_selected"] = _scalar_mean(rec["fit"]["n_selected"])
         row["spectral_ratio"] = _scalar_mean(rec["fit"].get("spectral_ratio", np.nan))
         row["n_kernels"] = rec["n_kernels"]
@@ -52,7 +52,7 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row["converged"] = rec["fit"]["converged"]
         row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
         rows.append(row)
-    columns = ["dataset", "algorithm", "split", *METRICS, "n_selected", "spectral_ratio"]
+    columns = ["dataset", "algorithm", "split", *ALL_METRICS, "n_selected", "spectral_ratio"]
     columns += ["n_kernels", "seconds", "converged", "selected_params", "error"]
     if not rows:  # every dataset unavailable: empty tables that say so
         return pd.DataFrame(columns=columns)
@@ -67,7 +67,7 @@ def _scalar_mean(v):
 
 def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Mean and std over splits per (dataset, algorithm), in the experiment's order."""
-    cols = [*METRICS, "n_selected", "spectral_ratio", "seconds"]
+    cols = [*ALL_METRICS, "n_selected", "spectral_ratio", "seconds"]
     fits = fits.copy()
     for c in cols:
         fits[c] = pd.to_numeric(fits[c], errors="coerce")
@@ -124,7 +124,8 @@ def results_table(
     unavailable: Sequence[str] = (),
     not_run: Iterable[tuple[str, str]] = (),
 ) -> pd.DataFrame:
-    """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale).
+    """Datasets as rows, algorithms as columns, cells 'mean ± std' (x scale;
+    one decimal for a percentage, scale 100, three significant digits else).
     With ``datasets``/``algorithms`` the table has those rows and columns in
     that order; datasets in ``unavailable`` read "not available", and the
     (dataset, algorithm) pairs in ``not_run`` (an algorithm restricted to other
@@ -147,7 +148,7 @@ def results_table(
                 row[alg] = FAILED
             else:
                 m, sd = hit[f"{metric}_mean"].iloc[0], hit[f"{metric}_std"].iloc[0]
-                row[alg] = fmt_pm(m * scale, sd * scale)
+                row[alg] = fmt_pm(m * scale, sd * scale, _digits(m * scale, scale))
                 failed = int(hit["n_failed"].iloc[0]) if "n_failed" in hit else 0
                 if failed:
                     row[alg] += f" ({failed} {FAILED})"
@@ -155,6 +156,13 @@ def results_table(
                     row[alg] += f" {NOT_CONVERGED}"
         rows.append(row)
     return pd.DataFrame(rows, columns=["dataset", *algorithms])
+
+
+def _digits(value, scale: float) -> int:
+    """Decimals of a table cell: one for a percentage, else three significant digits."""
+    if scale == 100.0 or not np.isfinite(value) or value == 0:
+        return 1
+    return int(max(0, 2 - np.floor(np.log10(abs(value)))))
 
 
 def paper_comparison(
@@ -316,8 +324,10 @@ def aggregate(
     table with its caption), and beside the paper: ``paper_csv`` / ``paper_md``
     (one row per cell) and ``paper_tables_md`` / ``paper_tables_tex`` (the
     paper's tables in its order). Returns the fits and the unavailable datasets."""
-    from .experiment import runs_on
+    from .experiment import METRIC_NAMES, METRIC_SCALES, runs_on, table_metric
 
+    metric = table_metric(exp)
+    scale = METRIC_SCALES.get(metric, 1.0)
     unavailable = unavailable_datasets(manifest_paths)
     fits = collect_fits(fit_paths)
     write_csv(fits, out["per_split"])
@@ -332,8 +342,8 @@ def aggregate(
     ]
     table = results_table(
         summary,
-        "accuracy",
-        100.0,
+        metric,
+        scale,
         exp["datasets"],
         list(exp["algorithms"]),
         list(unavailable),
@@ -345,7 +355,8 @@ def aggregate(
     failures = "".join(
         f"\n- {r.dataset} / {r.algorithm} / split {r.split}: {r.error}" for r in failed.itertuples()
     )
-    caption = f"# {exp['name']}: test accuracy (%), mean ± std over splits"
+    metric_name = METRIC_NAMES.get(metric, metric.upper())
+    caption = f"# {exp['name']}: test {metric_name}, mean ± std over splits"
     caption += f"\n\n{exp.get('description', '')}{not_available}"
     if failures:
         caption += f"\n\nFailed fits (the error of each):{failures}"

@@ -104,7 +104,7 @@ def timing_points(exp: Mapping, figure: str) -> list[str]:
 
 
 def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable[str]) -> list[str]:
-    """What building an experiment means: its tables, its accuracy figure and
+    """What building an experiment means: its tables, its results figure and
     every figure of its ``figures`` section."""
     if isinstance(names, str):
         names = [names]
@@ -114,7 +114,7 @@ def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable
         for path in (
             f"results/tables/{e}/results.md",
             f"results/tables/{e}/paper.md",
-            f"results/figures/{e}/accuracy.png",
+            f"results/figures/{e}/results.png",
             *(f"results/figures/{e}/{f}.png" for f in experiments[e].get("figures", {})),
         )
     ]

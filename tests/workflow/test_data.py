@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mkl.synthetic import gmkl_toy, smkl_toy
-from mkl.workflow.dataset import build_dataset
+from mkl.workflow.dataset import Dataset, build_dataset
 from mkl.workflow.fetch import DatasetUnavailable, fetch
 from mkl.workflow.preprocessing import scale_features
 from mkl.workflow.registry import load_registry
@@ -70,11 +70,52 @@ EXPECTED_SIMILARITY = {
     "yeast_sw": (1, 200, [100, 100]),
 }
 NOT_IN_MIRROR = {"amazon", "yeast_sw_5_7", "yeast_sw_5_12", "patrol"}
+# regression sets (target: real): shape, smallest and largest target
+EXPECTED_REGRESSION = {
+    "diabetes": ((442, 10), (25.0, 346.0)),
+    "liver_drinks": ((345, 5), (0.0, 20.0)),
+}
 
 
 def test_every_registry_entry_is_tested():
     unavailable = NOT_IN_MIRROR | {"mnist_train", "plant"}
-    assert set(REGISTRY) == set(EXPECTED) | set(EXPECTED_SIMILARITY) | unavailable
+    expected = set(EXPECTED) | set(EXPECTED_SIMILARITY) | set(EXPECTED_REGRESSION)
+    assert set(REGISTRY) == expected | unavailable
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_REGRESSION))
+def test_regression_sets_keep_their_real_targets(tmp_path, name):
+    """diabetes comes from the installed scikit-learn, liver_drinks from the
+    mirror (drinks per day regressed on the five blood tests, selector dropped)."""
+    if name != "diabetes" and not MIRROR.is_dir():
+        pytest.skip("dataset mirror not present")
+    fetch(name, REGISTRY[name], tmp_path, mirrors=[MIRROR])
+    ds = build_dataset(name, REGISTRY[name], tmp_path)
+    shape, (lo, hi) = EXPECTED_REGRESSION[name]
+    assert ds.X.shape == shape and ds.y.dtype == np.float64
+    assert (ds.y.min(), ds.y.max()) == (lo, hi)
+    assert ds.real_target and ds.classes == [] and "class_counts" not in ds.attrs
+    ds.save(tmp_path / "d.h5")
+    back = Dataset.load(tmp_path / "d.h5")
+    assert back.real_target and back.classes == [] and np.array_equal(back.y, ds.y)
+    if name == "diabetes":  # scikit-learn's own copy of the same numbers
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True, scaled=False)
+        assert np.array_equal(ds.X, X) and np.array_equal(ds.y, y)
+
+
+def test_real_targets_that_are_not_numbers_are_refused(tmp_path):
+    import json
+
+    (tmp_path / "t.csv").write_text("a,b,target\n1,2,x\n3,4,y\n")
+    sha = hashlib.sha256((tmp_path / "t.csv").read_bytes()).hexdigest()
+    manifest = {"format": "table", "options": {"label_column": "target", "header": True}}
+    manifest["files"] = [{"name": "t.csv", "sha256": sha, "url": None}]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    entry = {"title": "t", "target": "real", "sources": []}
+    with pytest.raises(ValueError, match="target: real, but the targets are not numbers"):
+        build_dataset("t", entry, tmp_path)
 
 
 def test_gene_sets_get_libsvms_normalisation(tmp_path):
@@ -324,6 +365,22 @@ def test_splits_are_seeded_stratified_and_disjoint():
             counts = np.bincount(y[s.train][s.folds == k], minlength=2)
             assert abs(counts[0] - 10) <= 1 and abs(counts[1] - 20 / 3) <= 1
     assert len({tuple(s.train) for s in a}) == 5
+
+
+def test_splits_of_real_targets_are_shuffled_not_stratified():
+    y = np.linspace(0.0, 1.0, 50)
+    a = make_splits(y, 4, 0.6, 3, seed=3, stratified=False)
+    b = make_splits(y, 4, 0.6, 3, seed=3, stratified=False)
+    assert all(np.array_equal(s.train, t.train) for s, t in zip(a, b, strict=True))
+    assert len({tuple(s.train) for s in a}) == 4
+    for s in a:
+        assert len(s.train) == 30 and len(s.test) == 20
+        assert len(np.intersect1d(s.train, s.test)) == 0
+        assert np.bincount(s.folds).tolist() == [10, 10, 10]
+    with pytest.raises(ValueError, match="balanced_classes needs classes"):
+        make_splits(y, 1, 0.5, 2, 0, balanced=True, stratified=False)
+    with pytest.raises(ValueError, match="fewer than inner_folds=5"):
+        make_splits(y[:6], 1, 0.5, 5, 0, stratified=False)
 
 
 def test_split_errors_are_named():

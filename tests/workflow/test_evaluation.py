@@ -150,3 +150,69 @@ def test_split_record_lets_memory_errors_and_bugs_fail_the_job(split_files, monk
     bank, splits = split_files
     with pytest.raises(exc):
         evaluation.split_record(bank, splits, 0, {"estimator": "uniform"}, "uniform")
+
+
+def _novelty_bank(rng):
+    """Three classes, class 1 the largest: the inliers of a novelty experiment."""
+    X = np.vstack(
+        [-3 + rng.normal(size=(20, 3)), rng.normal(size=(40, 3)), 4 + rng.normal(size=(12, 3))]
+    )
+    y = np.repeat([0, 1, 2], [20, 40, 12])
+    order = rng.permutation(len(y))
+    X, y = X[order], y[order]
+    K = np.stack([np.exp(-w * ((X[:, None] - X[None]) ** 2).sum(-1)) for w in (0.1, 0.5, 2.0)])
+    tr, te = np.arange(48), np.arange(48, 72)
+    specs = [KernelSpec("gaussian", w) for w in (0.1, 0.5, 2.0)]
+    return KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
+
+
+def test_novelty_entries_label_the_largest_training_class_inliers(rng):
+    from mkl.workflow.evaluation import algorithm_bank
+
+    bank = _novelty_bank(rng)
+    relabelled = algorithm_bank(bank, {"task": "novelty"})
+    assert np.array_equal(relabelled.y_train, np.where(bank.y_train == 1, 1, -1))
+    assert np.array_equal(relabelled.y_test, np.where(bank.y_test == 1, 1, -1))
+    assert algorithm_bank(bank, {"task": "regression"}) is bank
+
+
+def test_novelty_fit_job_trains_on_inliers_and_tests_by_auc(rng):
+    """The record of a novelty entry: CV over nu fits each fold's training
+    inliers and scores its held-out rows; the refit is the detector fitted on
+    the training inliers alone, and the test AUC is that of its scores."""
+    from sklearn.metrics import roc_auc_score
+
+    from mkl.workflow.evaluation import InlierTrainedDetector, algorithm_bank, estimator_factory
+
+    bank = algorithm_bank(_novelty_bank(rng), {"task": "novelty"})
+    make = estimator_factory({"estimator": "simplemkl", "task": "novelty"}, "simplemkl")
+    rec = evaluate_split(make, bank, np.arange(48) % 3, {"nu": [0.1, 0.5]}, "auc")
+    json.dumps(rec, allow_nan=False)
+    assert set(rec["test"]) == {"auc"} and rec["classes"] is None
+    assert all(len(g["fold_scores"]) == 3 for g in rec["grid"])
+    inl = np.flatnonzero(bank.y_train == 1)
+    by_hand = mkl.make_novelty_detector("simplemkl", **rec["selected_params"]).fit(
+        bank.train[:, inl][:, :, inl]
+    )
+    scores = by_hand.score_samples(bank.test[:, :, inl])
+    assert rec["test"]["auc"] == pytest.approx(roc_auc_score(bank.y_test == 1, scores))
+    assert rec["test"]["auc"] > 0.9  # the outlier classes lie away from the inliers
+    assert np.allclose(rec["weights"], by_hand.weights_)
+    detector = make(nu=0.5).fit(bank.train, bank.y_train)
+    assert isinstance(detector, InlierTrainedDetector)
+    by_hand.set_params(nu=0.5).fit(bank.train[:, inl][:, :, inl])
+    assert np.array_equal(detector.predict(bank.test), by_hand.predict(bank.test[:, :, inl]))
+
+
+def test_novelty_detector_of_the_workflow_refuses_bad_labels(rng):
+    from mkl.exceptions import InputError
+    from mkl.workflow.evaluation import InlierTrainedDetector
+
+    bank = _novelty_bank(rng)
+    detector = InlierTrainedDetector(mkl.make_novelty_detector("uniform"))
+    with pytest.raises(InputError, match=r"\+1 \(inlier\) or -1 \(outlier\)"):
+        detector.fit(bank.train, bank.y_train)  # class codes, not +1 / -1
+    with pytest.raises(InputError, match="1 inlier rows: too few"):
+        detector.fit(bank.train, np.where(np.arange(48) == 0, 1, -1))

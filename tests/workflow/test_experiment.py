@@ -131,7 +131,7 @@ def test_algorithm_overrides_per_dataset():
     [
         (("overrides",), {"zzz": {}}, "override for 'zzz'"),
         (("algorithms", "uniform", "datasets"), ["zzz"], "names dataset 'zzz'"),
-        (("figures",), {"accuracy": {"dataset": "a", "series": {}}}, "'accuracy' is taken"),
+        (("figures",), {"results": {"dataset": "a", "series": {}}}, "'results' is taken"),
         (
             ("figures",),
             {"f": {"kind": "sweep", "sweep": "nope", "datasets": ["a"], "metrics": ["accuracy"]}},
@@ -262,3 +262,77 @@ def test_schema_refuses_translations_without_image_shape_and_bad_values():
     exp = _with_figures(t={**TIMING, "values": [10, "sparse"]})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(exp, SCHEMA)
+
+
+REGRESSION = {
+    "name": "reg",
+    "task": "regression",
+    "datasets": ["a"],
+    "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 3, "seed": 0},
+    "kernels": {"families": [{"family": "linear"}]},
+    "algorithms": {"level": {"grid": {"C": [1, 10], "epsilon": [0.1, 1]}}},
+}
+
+
+def test_a_task_sets_the_metrics_and_reaches_the_fit_spec():
+    reg = experiment.expand(REGRESSION)
+    experiment.check(reg)
+    assert experiment.task(reg) == "regression"
+    assert experiment.table_metric(reg) == "rmse" and experiment.figure_metric(reg) == "r2"
+    assert experiment.selection_metric(reg, "a") == "rmse"
+    spec = experiment.fit_spec(reg, "level", "a")
+    assert spec["task"] == "regression" and spec["grid"]["epsilon"] == [0.1, 1]
+    novelty = {**REGRESSION, "task": "novelty", "algorithms": {"uniform": {"params": {"nu": 0.2}}}}
+    experiment.check(experiment.expand(novelty))
+    assert experiment.selection_metric(novelty, "a") == "auc"
+    assert experiment.fit_spec(novelty, "uniform", "a")["task"] == "novelty"
+    # a classifier's fit spec is as it always was: no task key, so no refit
+    assert "task" not in experiment.fit_spec(experiment.expand(BASE), "uniform", "a")
+    assert experiment.selection_metric(experiment.expand(BASE), "a") == "accuracy"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"algorithms": {"easymkl": {}}}, r"'easymkl' \(easymkl\) does not do regression"),
+        (
+            {"protocol": {**REGRESSION["protocol"], "selection_metric": "accuracy"}},
+            "selection_metric 'accuracy' on 'a' is not a regression metric",
+        ),
+        ({"algorithms": {"level": {"params": {"nu": 0.5}}}}, r"sets \['nu'\]"),
+        (
+            {"task": "novelty", "algorithms": {"level": {"params": {"C": 1}}}},
+            r"sets \['C'\], not parameters",
+        ),
+        (
+            {"task": "novelty", "algorithms": {"single_best": {}}},
+            "does not do novelty",
+        ),
+        (
+            {"figures": {"w": {"dataset": "a", "series": {"s": {"algorithm": "level"}}}}},
+            "fits classifiers; this experiment's task is regression",
+        ),
+    ],
+)
+def test_tasks_refuse_what_they_cannot_do(change, message):
+    with pytest.raises(ValueError, match=message):
+        experiment.check(experiment.expand({**REGRESSION, **change}))
+
+
+def test_datasets_must_match_the_task(tmp_path):
+    """A regression needs real targets (target: real), a classifier classes."""
+    from mkl.workflow.config import ConfigError, load_experiment
+
+    registry = {"cls": {"title": "c", "sources": []}, "real": {"title": "r", "target": "real"}}
+    for name, task, dataset, message in [
+        ("e1", "regression", "cls", "has classes, not the real targets"),
+        ("e2", None, "real", "only an experiment with task: regression"),
+        ("e3", "novelty", "real", "only an experiment with task: regression"),
+    ]:
+        exp = {**REGRESSION, "name": name, "datasets": [dataset], "task": task}
+        if task is None:
+            del exp["task"]
+            exp["algorithms"] = {"level": {"grid": {"C": [1]}}}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(exp))
+        with pytest.raises(ConfigError, match=message):
+            load_experiment(tmp_path / f"{name}.yaml", registry, REPO / "workflow" / "schemas")

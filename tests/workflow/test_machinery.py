@@ -667,7 +667,7 @@ def test_experiment_targets_are_tables_and_figures():
     demo = [
         "results/tables/demo/results.md",
         "results/tables/demo/paper.md",
-        "results/figures/demo/accuracy.png",
+        "results/figures/demo/results.png",
         "results/figures/demo/weights_a.png",
         "results/figures/demo/time_n.png",
         "results/figures/demo/by_size.png",
@@ -675,7 +675,7 @@ def test_experiment_targets_are_tables_and_figures():
     bare = [
         "results/tables/bare/results.md",
         "results/tables/bare/paper.md",
-        "results/figures/bare/accuracy.png",
+        "results/figures/bare/results.png",
     ]
     assert targets.experiment_targets(experiments, "demo") == demo
     assert targets.experiment_targets(experiments, ["bare", "demo"]) == bare + demo

@@ -187,7 +187,7 @@ def test_tiny_experiment_end_to_end(workdir):
         assert abs(sum(w) - 1) < 1e-9 and min(w) >= 0
     assert (workdir / "results" / "figures" / "tiny" / "weights.pdf").stat().st_size > 1000
     for ext in ("png", "pdf"):
-        assert (workdir / "results" / "figures" / "tiny" / f"accuracy.{ext}").stat().st_size > 1000
+        assert (workdir / "results" / "figures" / "tiny" / f"results.{ext}").stat().st_size > 1000
     # every job wrote one log; nothing temporary left behind; nothing written elsewhere
     assert not list((workdir / "results").rglob("*.tmp"))
     assert {p.name for p in workdir.iterdir()} == {"config", "resources", "results", ".snakemake"}
@@ -226,6 +226,70 @@ def test_unavailable_dataset_is_reported_not_fatal(workdir):
     # the unavailable dataset is settled: a second run has nothing to do
     again = snakemake(workdir, "-n", "--config", "download_timeout=2")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+TASKS = {
+    "reg": {
+        "name": "reg",
+        "task": "regression",
+        "datasets": ["diabetes"],
+        "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 2, "seed": 1},
+        "kernels": {
+            "families": [{"family": "gaussian", "widths": [0.1, 1.0]}, {"family": "linear"}],
+            "features": ["all"],
+            "normalise": "unit_diagonal",
+        },
+        "algorithms": {
+            "svr_rbf": {
+                "estimator": "linear",
+                "select": {"family": "gaussian"},
+                "grid": {"kernel_index": [0, 1], "C": [10, 100]},
+                "params": {"epsilon": 20},
+            },
+            "level": {"grid": {"C": [10, 100], "epsilon": [20]}},
+        },
+    },
+    "nov": {
+        "name": "nov",
+        "task": "novelty",
+        "datasets": ["gmkl_toy1"],
+        "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 2, "seed": 1},
+        "kernels": {
+            "families": [{"family": "gaussian", "widths": [0.1, 1.0]}],
+            "features": ["all"],
+        },
+        "algorithms": {"uniform": {"grid": {"nu": [0.1, 0.5]}}, "simplemkl": {}},
+    },
+}
+
+
+def test_regression_and_novelty_experiments_end_to_end(workdir):
+    """task: regression on diabetes (from the installed scikit-learn: shuffled
+    splits, RMSE tables, an R^2 figure) and task: novelty on GMKL's toy data
+    (one-class fits on each training part's largest class, AUC tables)."""
+    for name, exp in TASKS.items():
+        (workdir / "config" / "experiments" / f"{name}.yaml").write_text(yaml.safe_dump(exp))
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    (workdir / "config" / "config.yaml").write_text(
+        yaml.safe_dump({**config, "experiments": ["reg", "nov"]})
+    )
+    run = snakemake(workdir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    tables = workdir / "results" / "tables"
+    reg = pd.read_csv(tables / "reg" / "results.csv")
+    assert set(reg["algorithm"]) == {"svr_rbf", "level"} and reg["n_splits"].eq(2).all()
+    assert reg["rmse_mean"].between(40, 90).all() and reg["accuracy_mean"].isna().all()
+    assert "test RMSE, mean ± std over splits" in (tables / "reg" / "results.md").read_text()
+    fit = json.loads((workdir / "results/fits/reg/diabetes/level/0.json").read_text())
+    assert set(fit["test"]) == {"rmse", "mae", "r2"} and fit["n_train"] == 221
+    assert fit["selected_params"]["epsilon"] == 20
+    nov = pd.read_csv(tables / "nov" / "results.csv")
+    assert nov["auc_mean"].between(0, 1).all() and nov["n_splits"].eq(2).all()
+    assert "test AUC (%)" in (tables / "nov" / "results.md").read_text()
+    fit = json.loads((workdir / "results/fits/nov/gmkl_toy1/uniform/0.json").read_text())
+    assert set(fit["test"]) == {"auc"} and fit["selected_params"]["nu"] in (0.1, 0.5)
+    for name in TASKS:
+        assert (workdir / "results" / "figures" / name / "results.png").stat().st_size > 1000
 
 
 def test_lint_is_clean():

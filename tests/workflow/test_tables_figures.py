@@ -258,3 +258,30 @@ def test_fits_that_did_not_converge_are_marked_and_counted(tmp_path):
     assert table.loc[0, "m"] == f"80.0 ± 0.0 (1 failed) {NOT_CONVERGED}"
     note = not_converged_note(summary)
     assert "toy / m: 2 of 3 splits" in note and "toy / u" not in note
+
+
+def test_a_regression_experiment_is_tabled_by_rmse(tmp_path):
+    """aggregate on regressors' records: the results table shows test RMSE in
+    the targets' units (three significant digits), per_split holds RMSE, MAE
+    and R^2, and the classification columns are empty."""
+    from mkl.workflow.tables import aggregate
+
+    paths = []
+    for i, (alg, rmse) in enumerate([("uniform", 55.2), ("uniform", 57.4), ("level", 3.213)]):
+        rec = _fit_record("d", alg, i % 2, None)
+        rec["test"] = {"rmse": rmse, "mae": rmse / 2, "r2": 0.4}
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(rec))
+    exp = {
+        "name": "reg",
+        "task": "regression",
+        "datasets": ["d"],
+        "algorithms": {"uniform": {}, "level": {}},
+    }
+    out = {k: tmp_path / f"{k}.out" for k in ("per_split", "csv", "md", "paper_csv", "paper_md")}
+    out.update(paper_tables_md=tmp_path / "pt.md", paper_tables_tex=tmp_path / "pt.tex")
+    fits, _ = aggregate(exp, paths, [], tmp_path / "none.csv", out)
+    assert fits["rmse"].tolist() == [3.213, 55.2, 57.4] and fits["accuracy"].isna().all()
+    md = out["md"].read_text()
+    assert "test RMSE, mean ± std over splits" in md
+    assert "| 56.3 ± 1.6 |" in md and " 3.21 |" in md

@@ -16,9 +16,7 @@ rule cv_chunk:
     params:
         algorithm=fit_spec,
         chunks=grid_chunks,
-        metric=lambda w: experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
-            "selection_metric", "accuracy"
-        ),
+        metric=lambda w: experiment.selection_metric(EXPERIMENTS[w.experiment], w.dataset),
         source_hash=fit_job_hash,
     wildcard_constraints:
         chunk="[0-9]+",
@@ -44,9 +42,7 @@ rule fit:
     params:
         splits=targets.job_splits,
         algorithm=fit_spec,
-        metric=lambda w: experiment.protocol(EXPERIMENTS[w.experiment], w.dataset).get(
-            "selection_metric", "accuracy"
-        ),
+        metric=lambda w: experiment.selection_metric(EXPERIMENTS[w.experiment], w.dataset),
         source_hash=fit_job_hash,
     resources:
         mem_mb=fit_mem_mb,

@@ -46,12 +46,12 @@ rule figures:
         "results/tables/{experiment}/per_split.csv",
     output:
         png=report(
-            "results/figures/{experiment}/accuracy.png",
-            caption="../report/accuracy.rst",
+            "results/figures/{experiment}/results.png",
+            caption="../report/figure.rst",
             category="{experiment}",
             subcategory="figures",
         ),
-        pdf="results/figures/{experiment}/accuracy.pdf",
+        pdf="results/figures/{experiment}/results.pdf",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
         source_hash=FIGURES_HASH,

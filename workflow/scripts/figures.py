@@ -1,4 +1,5 @@
-"""Rule figures: test accuracy per dataset and algorithm with error bars over splits."""
+"""Rule figures: the experiment's test metric (accuracy, R^2 or AUC) per dataset
+and algorithm, with error bars over splits."""
 
 from mkl.workflow.jobs import run
 
@@ -15,7 +16,11 @@ def main(snakemake, log):
     order = {"dataset": exp["datasets"], "algorithm": algorithms}
     summary = tables.summarise(fits, order)
     figures.plot_metric(
-        summary, snakemake.output.png, snakemake.output.pdf, "accuracy", title=exp["name"]
+        summary,
+        snakemake.output.png,
+        snakemake.output.pdf,
+        experiment.figure_metric(exp),
+        title=exp["name"],
     )
 
 

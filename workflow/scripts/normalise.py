@@ -1,4 +1,5 @@
-"""Rule normalise: parse the raw files into results/data/{dataset}.h5 (X, y, classes)."""
+"""Rule normalise: parse the raw files into results/data/{dataset}.h5 (X, y, classes;
+or real targets for a regression)."""
 
 from pathlib import Path
 
@@ -12,7 +13,10 @@ def main(snakemake, log):
 
     raw_dir = Path(snakemake.input[0]).parent
     ds = build_dataset(snakemake.wildcards.dataset, snakemake.params.entry, raw_dir)
-    log.info("X %s, classes %s, counts %s", ds.X.shape, ds.classes, np.bincount(ds.y).tolist())
+    if ds.real_target:
+        log.info("X %s, real targets in [%g, %g]", ds.X.shape, ds.y.min(), ds.y.max())
+    else:
+        log.info("X %s, classes %s, counts %s", ds.X.shape, ds.classes, np.bincount(ds.y).tolist())
     ds.save(snakemake.output[0])
 
 

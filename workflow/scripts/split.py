@@ -1,4 +1,5 @@
-"""Rule split: R seeded stratified train/test splits with inner CV folds."""
+"""Rule split: R seeded train/test splits with inner CV folds (stratified by
+class, except for a regression dataset's real targets)."""
 
 from mkl.workflow.jobs import run
 
@@ -16,6 +17,7 @@ def main(snakemake, log):
         p["inner_folds"],
         p["seed"],
         balanced=p.get("balanced_classes", False),
+        stratified=not ds.real_target,
     )
     save_splits(snakemake.output[0], splits, {"seed": p["seed"], "dataset": ds.attrs["dataset"]})
     log.info(
