@@ -25,3 +25,4 @@ rule all:
     default_target: True
     input:
         experiment_targets(config["experiments"]),
+        rules.fidelity.output,

@@ -16,6 +16,9 @@ from pathlib import Path
 
 from . import experiment
 
+# targets of the workflow itself: an experiment's name is a target too
+RESERVED_NAMES = ("all", "fidelity")
+
 
 class ConfigError(ValueError):
     """A configuration, registry or experiment file that cannot be used."""
@@ -77,6 +80,8 @@ def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | o
     validate(exp, Path(schemas) / "experiment.schema.yaml", str(path))
     if exp["name"] != path.stem:
         raise ConfigError(f"{path}: name {exp['name']!r} differs from the file name")
+    if exp["name"] in RESERVED_NAMES:
+        raise ConfigError(f"{path}: {exp['name']!r} is the name of a workflow target")
     real = exp.get("task") == "regression"
     for ds in exp["datasets"]:
         if ds not in registry:

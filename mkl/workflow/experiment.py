@@ -266,13 +266,13 @@ def check(exp: Mapping) -> None:
 def _check_task(name: str, alg: str, entry: Mapping, task_name: str) -> None:
     """The entry's method does the experiment's task (EasyMKL has no regression)."""
     from .. import ALGORITHMS
-    from ..task_estimators import task_algorithms
 
     registry_name = entry.get("estimator", alg)
     if task_name != "classification" and task_name not in ALGORITHMS[registry_name].tasks:
+        able = sorted(n for n, cls in ALGORITHMS.items() if task_name in cls.tasks)
         raise ValueError(
             f"experiment {name!r}: algorithm {alg!r} ({registry_name}) does not do "
-            f"{task_name}; those that do: {', '.join(task_algorithms(task_name))}"
+            f"{task_name}; those that do: {', '.join(able)}"
         )
 
 

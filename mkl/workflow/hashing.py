@@ -153,6 +153,7 @@ KERNELS = ("mkl.workflow.banks",)
 FIT = ("mkl.workflow.evaluation", "mkl.algorithms")  # plus the estimator's module
 TABLES = ("mkl.workflow.tables",)
 FIGURES = ("mkl.workflow.figures",)
+FIDELITY = ("mkl.workflow.fidelity",)
 TIMING = ("mkl.workflow.timing", "mkl.algorithms")
 
 

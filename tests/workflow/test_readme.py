@@ -386,6 +386,10 @@ def _check_quick_results(env: Env):
     assert "±" in md and "nan" not in md.lower()
     assert (figures / QUICK_FIGURE).stat().st_size > 1000
     assert (figures / "results.pdf").stat().st_size > 1000
+    # the fidelity report: quick's cells compared, the papers not run listed as such
+    fidelity = (env.repo / "results" / "tables" / "fidelity.md").read_text()
+    assert "| quick " in fidelity and "not run: experiment kundu2010_similarity" in fidelity
+    assert (env.repo / "results" / "figures" / "fidelity.png").stat().st_size > 1000
 
 
 def _check_report(env: Env) -> list[str]:

@@ -51,6 +51,7 @@ SPLIT_HASH = hashing.source_hash(hashing.SPLIT)
 KERNELS_HASH = hashing.source_hash(hashing.KERNELS)
 TABLES_HASH = hashing.source_hash(hashing.TABLES)
 FIGURES_HASH = hashing.source_hash([*hashing.FIGURES, *hashing.TABLES])
+FIDELITY_HASH = hashing.source_hash(hashing.FIDELITY)
 
 
 @functools.cache
@@ -112,6 +113,32 @@ def remove_stale_temporaries(root):
 
 
 # ---------------------------------------------------------------- targets
+def fidelity_experiments():
+    """The experiments whose tables the fidelity report reads: those with a
+    paper section that the configuration builds, and those already run."""
+    return [
+        e
+        for e, exp in EXPERIMENTS.items()
+        if "paper" in exp
+        and (e in config["experiments"] or os.path.exists(f"results/tables/{e}/results.csv"))
+    ]
+
+
+def fidelity_manifests(wildcards):
+    """Download manifests of the fidelity report's datasets: built for the
+    experiments the configuration builds, read where they exist for the others."""
+    datasets = {ds for e in config["experiments"] for ds in EXPERIMENTS[e]["datasets"]}
+    found = {
+        ds
+        for exp in EXPERIMENTS.values()
+        for ds in exp["datasets"]
+        if os.path.exists(f"results/raw/{ds}/manifest.json")
+    }
+    return [download_manifest(ds) for ds in sorted(datasets)] + [
+        f"results/raw/{ds}/manifest.json" for ds in sorted(found - datasets)
+    ]
+
+
 def download_manifest(dataset):
     """The download checkpoint's output: whether (and why not) a dataset is available."""
     return checkpoints.download.get(dataset=dataset).output[0]

@@ -171,6 +171,37 @@ rule timing_figure:
         "../scripts/timing_figure.py"
 
 
+rule fidelity:
+    input:
+        tables=[f"results/tables/{e}/results.csv" for e in fidelity_experiments()],
+        manifests=fidelity_manifests,
+    output:
+        csv="results/tables/fidelity.csv",
+        md=report(
+            "results/tables/fidelity.md",
+            caption="../report/fidelity.rst",
+            category="fidelity",
+        ),
+        png=report(
+            "results/figures/fidelity.png",
+            caption="../report/fidelity.rst",
+            category="fidelity",
+        ),
+        pdf="results/figures/fidelity.pdf",
+    params:
+        experiments=lambda w: {e: exp for e, exp in EXPERIMENTS.items() if "paper" in exp},
+        names=fidelity_experiments(),
+        paper_results=config.get("paper_results", "resources/paper_results.csv"),
+        source_hash=FIDELITY_HASH,
+    log:
+        "results/logs/fidelity.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/fidelity.py"
+
+
 for _experiment in EXPERIMENTS:
 
     rule:

@@ -1,0 +1,285 @@
+"""The fidelity report: every cell of the five papers' tables
+(``resources/paper_results.csv``) beside ours, in one table, with a summary per
+paper and overall (the ``fidelity`` stage).
+
+A paper cell is compared by the experiment whose ``paper`` section maps it (a
+paper table, one of our datasets and algorithms, the paper's metric); where
+several experiments map the same cell, the first of them that has been run,
+those named after the paper first (``yang2011_gmkl`` over the reduced
+``quick``, which stands in for it until it has run: the ``experiment`` column
+says which). Each cell's status says why it
+holds no comparison when it does not: the experiment has not been run, the
+dataset is not available (with the reason), every fit failed, or no
+experiment maps the cell (a metric or method we do not compare).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._io import write_text
+from .tables import PAPER_METRIC_NAMES, paper_comparison, write_csv
+
+OK = "ok"
+NOT_RUN = "not run"
+NOT_AVAILABLE = "not available"
+FAILED = "failed"
+NOT_MAPPED = "not compared"
+
+COLUMNS = [
+    "paper",
+    "table",
+    "dataset",
+    "method",
+    "metric",
+    "paper_mean",
+    "paper_std",
+    "ours_mean",
+    "ours_std",
+    "difference",
+    "within_2sd",
+    "status",
+    "experiment",
+    "our_dataset",
+    "our_algorithm",
+    "n_splits",
+]
+
+
+def paper_metric(section: Mapping) -> str:
+    """The name in paper_results.csv of the metric an experiment's ``paper``
+    section compares."""
+    metric = section.get("metric", "accuracy")
+    return section.get("paper_metric", PAPER_METRIC_NAMES.get(metric, metric))
+
+
+def experiment_order(experiments: Mapping[str, Mapping]) -> list[str]:
+    """Experiments with a ``paper`` section, those named after their paper first
+    (the full reproduction wins over a reduced one), then by name."""
+    named = [e for e, x in experiments.items() if "paper" in x]
+    return sorted(named, key=lambda e: (experiments[e]["paper"]["name"] != e, e))
+
+
+def fidelity_table(
+    experiments: Mapping[str, Mapping],
+    summaries: Mapping[str, pd.DataFrame],
+    paper_results: pd.DataFrame,
+    unavailable: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """One row per cell of ``paper_results`` (COLUMNS). ``summaries``: the
+    results.csv of each experiment that has been run (by name); ``unavailable``:
+    dataset -> the reason it could not be obtained."""
+    unavailable = dict(unavailable or {})
+    # (paper, table, paper dataset, paper method, metric) -> [(experiment, our dataset,
+    # algorithm)], in order of preference
+    mapping: dict[tuple, list[tuple[str, str, str]]] = {}
+    for name in experiment_order(experiments):
+        section = experiments[name]["paper"]
+        names = section.get("datasets", {})
+        for table, datasets in section["tables"].items():
+            for ds in datasets:
+                for alg, method in section["methods"].items():
+                    key = (section["name"], table, names.get(ds, ds), method, paper_metric(section))
+                    mapping.setdefault(key, []).append((name, ds, alg))
+    compared: dict[str, pd.DataFrame] = {}
+    for name, summary in summaries.items():
+        if "paper" in experiments.get(name, {}):
+            compared[name] = paper_comparison(
+                summary, paper_results, experiments[name]["paper"], list(unavailable)
+            )
+    rows = []
+    for cell in paper_results.itertuples(index=False):
+        std = float(cell.std) if pd.notna(cell.std) else np.nan
+        row = {
+            "paper": cell.paper,
+            "table": cell.table,
+            "dataset": cell.dataset,
+            "method": cell.method,
+            "metric": cell.metric,
+            "paper_mean": float(cell.mean),
+            "paper_std": std,
+            "ours_mean": np.nan,
+            "ours_std": np.nan,
+            "difference": np.nan,
+            "within_2sd": None,
+            "experiment": "",
+            "our_dataset": "",
+            "our_algorithm": "",
+            "n_splits": 0,
+        }
+        candidates = mapping.get((cell.paper, cell.table, cell.dataset, cell.method, cell.metric))
+        if not candidates:
+            row["status"] = f"{NOT_MAPPED}: no experiment maps this cell"
+            rows.append(row)
+            continue
+        # the preferred experiment among those run (the reduced quick one stands in
+        # for its paper's until the full one has run), else the preferred one
+        run = [c for c in candidates if c[0] in summaries]
+        name, ds, alg = (run or candidates)[0]
+        row.update(experiment=name, our_dataset=ds, our_algorithm=alg)
+        if ds in unavailable:
+            row["status"] = f"{NOT_AVAILABLE}: {unavailable[ds]}"
+        elif name not in compared:
+            row["status"] = f"{NOT_RUN}: experiment {name}"
+        else:
+            cmp = compared[name]
+            ours = cmp[
+                (cmp["table"] == cell.table) & (cmp["dataset"] == ds) & (cmp["algorithm"] == alg)
+            ]
+            summary = summaries[name]
+            fitted = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
+            if fitted.empty or ours.empty:
+                row["status"] = f"{NOT_RUN}: no fits of {alg} on {ds}"
+            elif int(fitted["n_splits"].iloc[0]) == 0 or not np.isfinite(ours["ours_mean"].iloc[0]):
+                row["status"] = FAILED
+            else:
+                o = ours.iloc[0]
+                diff = float(o["ours_mean"]) - row["paper_mean"]
+                row.update(
+                    ours_mean=float(o["ours_mean"]),
+                    ours_std=float(o["ours_std"]),
+                    difference=diff,
+                    within_2sd=bool(abs(diff) <= 2 * std) if np.isfinite(std) else None,
+                    n_splits=int(o["n_splits"]),
+                    status=OK,
+                )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def rank_agreement(cells: pd.DataFrame) -> float:
+    """Mean Spearman correlation, over (table, dataset) groups with at least
+    three compared methods, between our ranking of the methods and the paper's
+    (NaN when no group qualifies)."""
+    from scipy.stats import spearmanr
+
+    rhos = []
+    for _, g in cells[cells["status"] == OK].groupby(["table", "dataset"]):
+        if len(g) < 3 or g["ours_mean"].nunique() < 2 or g["paper_mean"].nunique() < 2:
+            continue
+        rhos.append(spearmanr(g["ours_mean"], g["paper_mean"]).statistic)
+    return float(np.mean(rhos)) if rhos else np.nan
+
+
+def fidelity_summary(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per paper and overall: cells, cells compared, those with a paper sd and
+    how many of them are within two sd, the mean |ours - paper| (all compared
+    cells, and those without an sd), the rank agreement of methods per dataset
+    (Spearman; for the cells without an sd, where counting is impossible)."""
+
+    def one(label, g):
+        ok = g[g["status"] == OK]
+        with_sd = ok[ok["paper_std"].notna()]
+        without = ok[ok["paper_std"].isna()]
+        return {
+            "paper": label,
+            "cells": len(g),
+            "compared": len(ok),
+            "with_sd": len(with_sd),
+            "within_2sd": int(with_sd["within_2sd"].astype(bool).sum()),
+            "mean_abs_difference": float(ok["difference"].abs().mean()) if len(ok) else np.nan,
+            "without_sd": len(without),
+            "mean_abs_difference_without_sd": (
+                float(without["difference"].abs().mean()) if len(without) else np.nan
+            ),
+            "rank_agreement_without_sd": rank_agreement(without),
+            "not_run": int(g["status"].str.startswith(NOT_RUN).sum()),
+            "not_available": int(g["status"].str.startswith(NOT_AVAILABLE).sum()),
+            "failed": int((g["status"] == FAILED).sum()),
+            "not_compared": int(g["status"].str.startswith(NOT_MAPPED).sum()),
+        }
+
+    rows = [one(paper, g) for paper, g in cells.groupby("paper", sort=True)]
+    rows.append(one("all", cells))
+    return pd.DataFrame(rows)
+
+
+def plot_fidelity(cells: pd.DataFrame, path_png, path_pdf) -> None:
+    """Ours against the paper's, one point per compared cell (coloured by
+    paper), the diagonal drawn; error bars are the paper's sd where given."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .figures import _save_figure, _save_notice
+
+    ok = cells[cells["status"] == OK]
+    if ok.empty:
+        _save_notice("fidelity: no paper cell compared yet", path_png, path_pdf)
+        return
+    fig, ax = plt.subplots(figsize=(5.2, 5.0))
+    for paper, g in ok.groupby("paper", sort=True):
+        ax.errorbar(
+            g["paper_mean"],
+            g["ours_mean"],
+            xerr=g["paper_std"].fillna(0),
+            fmt="o",
+            ms=3.5,
+            elinewidth=0.6,
+            label=f"{paper} ({len(g)})",
+        )
+    lo = float(min(ok["paper_mean"].min(), ok["ours_mean"].min()))
+    hi = float(max(ok["paper_mean"].max(), ok["ours_mean"].max()))
+    pad = 0.03 * (hi - lo or 1.0)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.5", lw=0.8, zorder=0)
+    ax.set_xlabel("paper (mean; bars: paper sd)")
+    ax.set_ylabel("ours (mean over splits)")
+    ax.set_title("every paper table cell compared")
+    ax.legend(fontsize="small", frameon=False)
+    fig.tight_layout()
+    _save_figure(fig, path_png, path_pdf)
+
+
+def write_fidelity(cells: pd.DataFrame, summary: pd.DataFrame, csv_path, md_path) -> None:
+    """``fidelity.csv`` (one row per cell) and ``fidelity.md`` (the summary,
+    then the cells by paper and table)."""
+    write_csv(cells, csv_path)
+    md = [
+        "# Fidelity: every paper table cell beside ours",
+        "",
+        "One row per cell of resources/paper_results.csv. within_2sd: |ours - paper| <= 2 paper sd "
+        "(only where the paper gives an sd). Rank agreement: mean Spearman correlation of the "
+        "methods' order per dataset, ours against the paper's, for tables without an sd.",
+        "",
+        "## Summary",
+        "",
+        summary.round(3).to_markdown(index=False),
+        "",
+    ]
+    shown = cells.copy()
+    for c in ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference"):
+        shown[c] = shown[c].round(2)
+    for (paper, table), g in shown.groupby(["paper", "table"], sort=True):
+        md += [
+            f"## {paper}, {table}",
+            "",
+            g.drop(columns=["paper", "table"]).to_markdown(index=False),
+            "",
+        ]
+    write_text(md_path, "\n".join(md))
+
+
+def fidelity(
+    experiments: Mapping[str, Mapping],
+    results_paths: Mapping[str, str | os.PathLike],
+    manifest_paths: Sequence[str | os.PathLike],
+    paper_results: str | os.PathLike,
+    out: Mapping[str, str | os.PathLike],
+) -> pd.DataFrame:
+    """The fidelity stage: the results.csv of the experiments that have been
+    run (``results_paths``, by name) -> ``csv``, ``md``, ``png``, ``pdf``."""
+    from .tables import unavailable_datasets
+
+    summaries = {name: pd.read_csv(path) for name, path in results_paths.items()}
+    cells = fidelity_table(
+        experiments, summaries, pd.read_csv(paper_results), unavailable_datasets(manifest_paths)
+    )
+    summary = fidelity_summary(cells)
+    write_fidelity(cells, summary, out["csv"], out["md"])
+    plot_fidelity(cells, out["png"], out["pdf"])
+    return summary

@@ -1,0 +1,122 @@
+"""The fidelity report: every paper cell beside ours, its status, the summary."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mkl.workflow.fidelity import fidelity, fidelity_summary, fidelity_table, rank_agreement
+
+PAPER = pd.DataFrame(
+    [
+        # paper p, table t1 (with sd): datasets a, b; methods m1, m2
+        ("p", "t1", "A", "m1", "accuracy", 80.0, 2.0),
+        ("p", "t1", "A", "m2", "accuracy", 70.0, 1.0),
+        ("p", "t1", "b", "m1", "accuracy", 90.0, 1.0),
+        ("p", "t1", "b", "m2", "accuracy", 60.0, 1.0),
+        ("p", "t1", "A", "m1", "f_score", 0.5, np.nan),  # a metric no experiment compares
+        # paper q, table t2 (no sd): three methods on one dataset
+        ("q", "t2", "c", "x", "accuracy", 50.0, np.nan),
+        ("q", "t2", "c", "y", "accuracy", 60.0, np.nan),
+        ("q", "t2", "c", "z", "accuracy", 70.0, np.nan),
+    ],
+    columns=["paper", "table", "dataset", "method", "metric", "mean", "std"],
+)
+SECTION_P = {
+    "name": "p",
+    "tables": {"t1": ["a", "b"]},
+    "datasets": {"a": "A"},
+    "methods": {"alg1": "m1", "alg2": "m2"},
+}
+EXPERIMENTS = {
+    "p": {"paper": SECTION_P},
+    "quick": {"paper": {**SECTION_P, "tables": {"t1": ["a"]}}},
+    "q": {
+        "paper": {"name": "q", "tables": {"t2": ["c"]}, "methods": {"x": "x", "y": "y", "z": "z"}}
+    },
+    "other": {},  # no paper: never read
+}
+
+
+def _summary(cells):
+    """results.csv rows: (dataset, algorithm, accuracy mean, std, splits)."""
+    return pd.DataFrame(
+        [
+            {
+                "dataset": ds,
+                "algorithm": alg,
+                "accuracy_mean": m,
+                "accuracy_std": s,
+                "n_splits": n,
+                "n_failed": 0 if n else 3,
+                "n_not_converged": 0,
+            }
+            for ds, alg, m, s, n in cells
+        ]
+    )
+
+
+def test_every_paper_cell_has_a_row_and_a_status():
+    quick = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
+    cells = fidelity_table(EXPERIMENTS, {"quick": quick}, PAPER, {"b": "no copy offline"})
+    assert len(cells) == len(PAPER)
+    by = {(r.paper, r.dataset, r.method, r.metric): r for r in cells.itertuples()}
+    # the full experiment p has not run: the reduced one stands in where it maps the cell
+    a1 = by[("p", "A", "m1", "accuracy")]
+    assert (a1.status, a1.experiment, a1.our_dataset, a1.our_algorithm) == (
+        "ok",
+        "quick",
+        "a",
+        "alg1",
+    )
+    assert a1.ours_mean == pytest.approx(83.0) and a1.difference == pytest.approx(3.0)
+    assert a1.within_2sd and not by[("p", "A", "m2", "accuracy")].within_2sd  # 4 > 2 x 1
+    assert by[("p", "b", "m1", "accuracy")].status == "not available: no copy offline"
+    assert by[("p", "A", "m1", "f_score")].status.startswith("not compared")
+    assert by[("q", "c", "x", "accuracy")].status == "not run: experiment q"
+    # once p has run, it is preferred to quick
+    full = _summary(
+        [("a", "alg1", 0.8, 0.01, 20), ("a", "alg2", 0.7, 0.01, 20)]
+        + [
+            ("b", alg, 0.9, 0.01, 0)
+            for alg in ("alg1", "alg2")  # every fit failed
+        ]
+    )
+    cells = fidelity_table(EXPERIMENTS, {"quick": quick, "p": full}, PAPER)
+    by = {(r.paper, r.dataset, r.method, r.metric): r for r in cells.itertuples()}
+    assert by[("p", "A", "m1", "accuracy")].experiment == "p"
+    assert by[("p", "A", "m1", "accuracy")].n_splits == 20
+    assert by[("p", "b", "m1", "accuracy")].status == "failed"
+
+
+def test_summary_counts_within_two_sd_and_ranks_the_tables_without_sd():
+    p = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
+    p = pd.concat([p, _summary([("b", "alg1", 0.905, 0.01, 3), ("b", "alg2", 0.6, 0.0, 3)])])
+    q = _summary([("c", "x", 0.55, 0.0, 3), ("c", "y", 0.52, 0.0, 3), ("c", "z", 0.75, 0.0, 3)])
+    cells = fidelity_table(EXPERIMENTS, {"p": p, "q": q}, PAPER)
+    summary = fidelity_summary(cells).set_index("paper")
+    assert summary.loc["p", ["cells", "compared", "with_sd", "within_2sd"]].tolist() == [5, 4, 4, 3]
+    assert summary.loc["p", "mean_abs_difference"] == pytest.approx((3 + 4 + 0.5 + 0) / 4)
+    assert summary.loc["p", "not_compared"] == 1
+    # q: ours order x=55 > y=52 < z=75 against the paper's 50 < 60 < 70: Spearman 0.5
+    assert summary.loc["q", "rank_agreement_without_sd"] == pytest.approx(0.5)
+    assert summary.loc["q", "mean_abs_difference_without_sd"] == pytest.approx((5 + 8 + 5) / 3)
+    assert summary.loc["all", "cells"] == len(PAPER) and summary.loc["all", "compared"] == 7
+    assert np.isnan(rank_agreement(cells[cells["paper"] == "p"].iloc[:0]))
+
+
+def test_the_stage_writes_its_files(tmp_path):
+    quick = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
+    quick.to_csv(tmp_path / "quick.csv", index=False)
+    PAPER.assign(note="").to_csv(tmp_path / "paper.csv", index=False)
+    out = {k: tmp_path / f"fidelity.{k}" for k in ("csv", "md", "png", "pdf")}
+    summary = fidelity(
+        EXPERIMENTS, {"quick": tmp_path / "quick.csv"}, [], tmp_path / "paper.csv", out
+    )
+    assert summary.iloc[-1]["compared"] == 2
+    assert len(pd.read_csv(out["csv"])) == len(PAPER)
+    md = out["md"].read_text()
+    assert "## Summary" in md and "## p, t1" in md and "not run: experiment q" in md
+    assert out["png"].stat().st_size > 1000 and out["pdf"].stat().st_size > 1000
+    # nothing run at all: the tables say so and the figure is a notice
+    fidelity(EXPERIMENTS, {}, [], tmp_path / "paper.csv", out)
+    assert (pd.read_csv(out["csv"])["status"].str.startswith("not")).all()
