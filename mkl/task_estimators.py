@@ -32,7 +32,7 @@ from .tasks import Novelty, Regression
 CLASS_LIKE_VALUES = 10
 
 # the fitted attributes of the bank-level estimator that the task estimators show
-_FITTED = (
+FITTED_ATTRIBUTES = (
     "weights_",
     "dual_coef_",
     "intercept_",
@@ -100,7 +100,7 @@ class _TaskEstimator(BaseEstimator):
         K, n = solver._validated_bank(K)
         solver._fit_tasks(K, [targets_of_n(n)])
         self.estimator_ = solver
-        for name in _FITTED:
+        for name in FITTED_ATTRIBUTES:
             setattr(self, name, getattr(solver, name))
         self.n_kernels_ = solver.n_kernels_
         return self

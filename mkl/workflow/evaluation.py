@@ -35,6 +35,7 @@ from ..model_selection import (
     select_best,
     task_metrics,
 )
+from ..task_estimators import FITTED_ATTRIBUTES
 
 
 def grid_chunk(n_points: int, chunks: int, index: int) -> list[int]:
@@ -179,16 +180,7 @@ class InlierTrainedDetector(OutlierMixin, BaseEstimator):
         self.detector_ = clone(self.detector).fit(
             np.ascontiguousarray(K[:, inl[:, None], inl[None, :]])
         )
-        for name in (
-            "weights_",
-            "objective_",
-            "gap_",
-            "n_iter_",
-            "n_selected_",
-            "spectral_ratio_",
-            "converged_",
-            "offset_",
-        ):
+        for name in (*FITTED_ATTRIBUTES, "offset_"):  # what the fit record reads
             setattr(self, name, getattr(self.detector_, name))
         return self
 

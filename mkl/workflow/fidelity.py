@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import write_text
-from .tables import PAPER_METRIC_NAMES, paper_comparison, write_csv
+from .tables import PAPER_METRIC_NAMES, paper_comparison, unavailable_datasets, write_csv
 
 OK = "ok"
 NOT_RUN = "not run"
@@ -273,8 +273,6 @@ def fidelity(
 ) -> pd.DataFrame:
     """The fidelity stage: the results.csv of the experiments that have been
     run (``results_paths``, by name) -> ``csv``, ``md``, ``png``, ``pdf``."""
-    from .tables import unavailable_datasets
-
     summaries = {name: pd.read_csv(path) for name, path in results_paths.items()}
     cells = fidelity_table(
         experiments, summaries, pd.read_csv(paper_results), unavailable_datasets(manifest_paths)
