@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .svm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, SVMSolution
+from .svm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, SVMSolution, one_class_optimality
 
 # epochs (passes over the training points) before a soft-margin solve gives up.
 # With shrinking most epochs visit a small active set: on Nystroem features of
@@ -74,11 +74,61 @@ def _row_axpy(i, d, dense, Z, data, indices, indptr, u, s, active):
 
 
 @njit(cache=True, nogil=True)
-def _dual_cd(dense, Z, data, indices, indptr, s, active, y, alpha, C, b2, tol, max_epochs, seed):
-    """Hsieh et al. (2008), Algorithm 1 for the L1-loss SVM, with liblinear's
-    shrinking. ``alpha`` (in/out) is the warm start. Returns
-    (epochs, converged, u, v) with u = s * Z'(alpha y) and v = y'alpha."""
-    n = y.shape[0]
+def _coordinate_step(G, xi, lo, hi, eps, qii):
+    """One coordinate of min 1/2 x'Qx + p'x + eps ||x||_1 over lo <= x <= hi with
+    the smooth gradient G = (Qx + p)_i: (projected gradient, new value).
+
+    The projected gradient is the one-sided derivative of G d + eps |x_i + d| at
+    d = 0 in a feasible direction that descends (0 when none does); the new value
+    minimises 1/2 Q_ii d^2 + G d + eps |x_i + d| (soft thresholding, then the box:
+    Ho & Lin 2012, eq. 20 for the SVR; with eps = 0 the clipped Newton step of
+    Hsieh et al. 2008)."""
+    up = G + eps if xi >= 0.0 else G - eps  # slope when x_i increases
+    down = G - eps if xi <= 0.0 else G + eps  # slope when x_i decreases
+    pg = 0.0
+    if xi < hi and up < 0.0:
+        pg = up
+    elif xi > lo and down > 0.0:
+        pg = down
+    if pg == 0.0 or qii <= 0.0:
+        return pg, xi
+    if xi - (G + eps) / qii > 0.0:
+        new = xi - (G + eps) / qii
+    elif xi - (G - eps) / qii < 0.0:
+        new = xi - (G - eps) / qii
+    else:
+        new = 0.0
+    return pg, min(max(new, lo), hi)
+
+
+@njit(cache=True, nogil=True)
+def _stays(G, xi, lo, hi, eps, pg_max_old, pg_min_old):
+    """liblinear's shrinking: x_i sits at a bound (or at the kink 0 of the L1
+    term) with a slope pointing outwards by more than the last epoch's largest
+    violation, so it is left out until the final check."""
+    if xi == lo:
+        return (G + eps if xi >= 0.0 else G - eps) > pg_max_old
+    if xi == hi:
+        return (G - eps if xi <= 0.0 else G + eps) < pg_min_old
+    if xi == 0.0 and eps > 0.0:
+        return G + eps > pg_max_old and G - eps < pg_min_old
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _dual_cd(
+    dense, Z, data, indices, indptr, s, active, sign, p, lo, hi, eps, x, b2, tol, max_epochs, seed
+):
+    """Dual coordinate descent on
+
+        min_x  1/2 (sign*x)' (Z diag(s) Z' + b2 11') (sign*x) + p'x + eps ||x||_1,
+               lo <= x <= hi                                                   (Q)
+
+    Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking; the L1 term is
+    Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
+    eps = 0. ``x`` (in/out) is the warm start. Returns (epochs, converged, u, v)
+    with u = s * Z'(sign*x) and v = sign'x."""
+    n = sign.shape[0]
     R = s.shape[0]
     u = np.zeros(R)
     v = 0.0
@@ -95,9 +145,9 @@ def _dual_cd(dense, Z, data, indices, indptr, s, active, y, alpha, C, b2, tol, m
             for k in range(indptr[i], indptr[i + 1]):
                 acc += s[indices[k]] * data[k] * data[k]
             qd[i] += acc
-        if alpha[i] != 0.0:
-            _row_axpy(i, alpha[i] * y[i], dense, Z, data, indices, indptr, u, s, active)
-            v += alpha[i] * y[i]
+        if x[i] != 0.0:
+            _row_axpy(i, x[i] * sign[i], dense, Z, data, indices, indptr, u, s, active)
+            v += x[i] * sign[i]
     np.random.seed(seed)
     index = np.arange(n)
     active_size = n
@@ -115,36 +165,21 @@ def _dual_cd(dense, Z, data, indices, indptr, s, active, y, alpha, C, b2, tol, m
         k = 0
         while k < active_size:
             i = index[k]
-            G = y[i] * (_row_dot(i, dense, Z, data, indices, indptr, u, active) + b2 * v) - 1.0
-            pg = 0.0
-            if alpha[i] == 0.0:
-                if G > pg_max_old:  # shrink: stays at 0
-                    active_size -= 1
-                    index[k], index[active_size] = index[active_size], index[k]
-                    continue
-                if G < 0.0:
-                    pg = G
-            elif alpha[i] == C:
-                if G < pg_min_old:  # shrink: stays at C
-                    active_size -= 1
-                    index[k], index[active_size] = index[active_size], index[k]
-                    continue
-                if G > 0.0:
-                    pg = G
-            else:
-                pg = G
+            G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, u, active) + b2 * v) + p[i]
+            if _stays(G, x[i], lo, hi, eps, pg_max_old, pg_min_old):
+                active_size -= 1
+                index[k], index[active_size] = index[active_size], index[k]
+                continue
+            pg, new = _coordinate_step(G, x[i], lo, hi, eps, qd[i])
             if pg > pg_max_new:
                 pg_max_new = pg
             if pg < pg_min_new:
                 pg_min_new = pg
-            if abs(pg) > 1e-12 and qd[i] > 0.0:
-                old = alpha[i]
-                new = min(max(old - G / qd[i], 0.0), C)
-                alpha[i] = new
-                d = (new - old) * y[i]
-                if d != 0.0:
-                    _row_axpy(i, d, dense, Z, data, indices, indptr, u, s, active)
-                    v += d
+            if abs(pg) > 1e-12 and new != x[i]:
+                d = (new - x[i]) * sign[i]
+                x[i] = new
+                _row_axpy(i, d, dense, Z, data, indices, indptr, u, s, active)
+                v += d
             k += 1
         if pg_max_new - pg_min_new <= tol:
             if active_size == n:
@@ -161,13 +196,13 @@ def _dual_cd(dense, Z, data, indices, indptr, s, active, y, alpha, C, b2, tol, m
 
 
 @njit(cache=True, nogil=True)
-def _gram_dual_cd(H, alpha, C, tol, max_epochs, seed):
-    """The same coordinate descent on (P) with its Hessian H_ij = y_i y_j
-    (K(theta)_ij + b^2) formed (n x n): the gradient g = H alpha - 1 is kept, so
-    a coordinate costs O(1) and a change O(n). Same visiting order and stopping
+def _gram_dual_cd(H, p, lo, hi, eps, x, tol, max_epochs, seed):
+    """The same coordinate descent on (Q) with its Hessian H_ij = sign_i sign_j
+    (K(theta)_ij + b^2) formed (n x n): the gradient g = H x + p is kept, so a
+    coordinate costs O(1) and a change O(n). Same visiting order and stopping
     rule as ``_dual_cd`` (no shrinking: an epoch is at most n^2)."""
     n = H.shape[0]
-    g = H @ alpha - 1.0
+    g = H @ x + p
     np.random.seed(seed)
     index = np.arange(n)
     converged = False
@@ -181,28 +216,16 @@ def _gram_dual_cd(H, alpha, C, tol, max_epochs, seed):
             index[t], index[r] = index[r], index[t]
         for k in range(n):
             i = index[k]
-            G = g[i]
-            pg = 0.0
-            if alpha[i] == 0.0:
-                if G < 0.0:
-                    pg = G
-            elif alpha[i] == C:
-                if G > 0.0:
-                    pg = G
-            else:
-                pg = G
+            pg, new = _coordinate_step(g[i], x[i], lo, hi, eps, H[i, i])
             if pg > pg_max:
                 pg_max = pg
             if pg < pg_min:
                 pg_min = pg
-            if abs(pg) > 1e-12 and H[i, i] > 0.0:
-                old = alpha[i]
-                new = min(max(old - G / H[i, i], 0.0), C)
-                if new != old:
-                    alpha[i] = new
-                    d = new - old
-                    for j in range(n):
-                        g[j] += d * H[j, i]
+            if abs(pg) > 1e-12 and new != x[i]:
+                d = new - x[i]
+                x[i] = new
+                for j in range(n):
+                    g[j] += d * H[j, i]
         if pg_max - pg_min <= tol:
             converged = True
             break
@@ -222,6 +245,62 @@ def _active_ranges(s: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     weights = s[offsets[:-1]] if M else s
     nz = np.flatnonzero((weights != 0) & (np.diff(offsets) > 0))
     return np.stack([offsets[nz], offsets[nz + 1]], axis=1).astype(np.int64)
+
+
+def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
+    """Solve (Q) for factors ``Z`` (n, R; an array or a CSR matrix) whose columns
+    ``offsets[m]:offsets[m+1]`` belong to kernel m and weights ``theta`` (M,),
+    from ``x0`` clipped into the box (zeros if None). Returns
+    (x, epochs, converged, quad, v) with quad = (sign*x)'(K(theta) + b2 11')(sign*x)
+    and v = sign'x."""
+    if method not in ("auto", "factors", "gram"):
+        raise ValueError(f"method must be 'auto', 'factors' or 'gram', got {method!r}")
+    n = sign.shape[0]
+    s = np.repeat(np.asarray(theta, dtype=np.float64), np.diff(offsets))
+    if sp.issparse(Z):
+        dense = False
+        data, indices, indptr = Z.data, Z.indices, Z.indptr
+        Zd = np.zeros((0, 0), dtype=data.dtype)
+    else:
+        dense = True
+        Zd = Z
+        data = np.zeros(0, dtype=Z.dtype)
+        indices = np.zeros(0, dtype=np.int32)
+        indptr = np.zeros(1, dtype=np.int32)
+    if x0 is None:
+        x = np.zeros(n)
+    else:
+        x = np.clip(np.asarray(x0, dtype=np.float64), lo, hi)
+        if x.shape != (n,):
+            raise ValueError(f"the warm start must have shape ({n},), got {x.shape}")
+    active = _active_ranges(s, np.asarray(offsets, dtype=np.int64))
+    width = int((active[:, 1] - active[:, 0]).sum())
+    if method == "gram" or (method == "auto" and not dense and n <= GRAM_MAX_N and n <= width):
+        # sparse factors with more active columns than points (one rank-one kernel
+        # per term of a few hundred documents): a coordinate of the factor path
+        # walks every active kernel's range, the Hessian formed once makes it O(1).
+        # Dense factors never gain: the factor path with shrinking was 1.6-10x
+        # faster at n = 1,000-3,000 and up to 5,000 columns (MNIST Nystroem)
+        cols = np.flatnonzero(s != 0)  # the active columns
+        Zs = Z[:, cols]
+        Zs = Zs.multiply(np.sqrt(s[cols])).tocsr() if sp.issparse(Zs) else Zs * np.sqrt(s[cols])
+        K = Zs @ Zs.T
+        K = (K.toarray() if sp.issparse(K) else K).astype(np.float64)
+        H = (K + b2) * np.outer(sign, sign)
+        epochs, converged = _gram_dual_cd(
+            H, p, float(lo), float(hi), float(eps), x, float(tol), int(max_epochs), int(seed)
+        )
+        v = float(sign @ x)
+        quad = float(x @ (H @ x))
+    else:
+        epochs, converged, u, v = _dual_cd(
+            dense, Zd, data, indices, indptr, s, active, sign, p,
+            float(lo), float(hi), float(eps), x, float(b2), float(tol), int(max_epochs), int(seed),
+        )  # fmt: skip
+        # beta'K(theta)beta = sum_j s_j w_j^2 = sum_j u_j^2 / s_j
+        on = s != 0
+        quad = float(np.sum(u[on] ** 2 / s[on])) + b2 * v * v
+    return x, int(epochs), bool(converged), quad, float(v)
 
 
 def solve_factored_svm(
@@ -254,85 +333,189 @@ def solve_factored_svm(
     n <= active columns).
     Both run the same coordinate descent to the same stopping rule.
     """
-    if method not in ("auto", "factors", "gram"):
-        raise ValueError(f"method must be 'auto', 'factors' or 'gram', got {method!r}")
     y = np.asarray(y, dtype=np.float64)
-    n = y.shape[0]
-    theta = np.asarray(theta, dtype=np.float64)
-    s = np.repeat(theta, np.diff(offsets))
-    if sp.issparse(Z):
-        dense = False
-        data, indices, indptr = Z.data, Z.indices, Z.indptr
-        Zd = np.zeros((0, 0), dtype=data.dtype)
-    else:
-        dense = True
-        Zd = Z
-        data = np.zeros(0, dtype=Z.dtype)
-        indices = np.zeros(0, dtype=np.int32)
-        indptr = np.zeros(1, dtype=np.int32)
     if C is None:
+        s = np.repeat(np.asarray(theta, dtype=np.float64), np.diff(offsets))
         scale = mean_diagonal(Z, s) + intercept_sq
         C_used = HARD_MARGIN_C / (scale if scale > 0 else 1.0)
         epochs_cap = HARD_MARGIN_MAX_ITER_PER_POINT if max_epochs is None else max_epochs
     else:
         C_used = float(C)
         epochs_cap = MAX_EPOCHS if max_epochs is None else max_epochs
-    if alpha0 is None:
-        alpha = np.zeros(n)
-    else:
-        alpha = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, C_used)
-        if alpha.shape != (n,):
-            raise ValueError(f"alpha0 must have shape ({n},), got {alpha.shape}")
-    active = _active_ranges(s, np.asarray(offsets, dtype=np.int64))
-    width = int((active[:, 1] - active[:, 0]).sum())
-    if method == "gram" or (method == "auto" and not dense and n <= GRAM_MAX_N and n <= width):
-        # sparse factors with more active columns than points (one rank-one kernel
-        # per term of a few hundred documents): a coordinate of the factor path
-        # walks every active kernel's range, the Hessian formed once makes it O(1).
-        # Dense factors never gain: the factor path with shrinking was 1.6-10x
-        # faster at n = 1,000-3,000 and up to 5,000 columns (MNIST Nystroem)
-        cols = np.flatnonzero(s != 0)  # the active columns
-        Zs = Z[:, cols]
-        Zs = Zs.multiply(np.sqrt(s[cols])).tocsr() if sp.issparse(Zs) else Zs * np.sqrt(s[cols])
-        K = Zs @ Zs.T
-        K = (K.toarray() if sp.issparse(K) else K).astype(np.float64)
-        H = (K + intercept_sq) * np.outer(y, y)
-        epochs, converged = _gram_dual_cd(H, alpha, C_used, float(tol), int(epochs_cap), int(seed))
-        v = float(y @ alpha)
-        quad = float(alpha @ (H @ alpha))
-    else:
-        epochs, converged, u, v = _dual_cd(
-            dense,
-            Zd,
-            data,
-            indices,
-            indptr,
-            s,
-            active,
-            y,
-            alpha,
-            C_used,
-            float(intercept_sq),
-            float(tol),
-            int(epochs_cap),
-            int(seed),
-        )
-        # 1/2 beta'K(theta)beta = 1/2 sum_j s_j w_j^2 = 1/2 sum_j u_j^2 / s_j
-        on = s != 0
-        quad = float(np.sum(u[on] ** 2 / s[on])) + intercept_sq * v * v
-    beta = alpha * y
+    alpha, epochs, converged, quad, v = _box_qp(
+        Z, offsets, theta, y, np.full(len(y), -1.0), 0.0, C_used, 0.0,
+        intercept_sq, tol, alpha0, epochs_cap, seed, method,
+    )  # fmt: skip
     at_bound = C is None and (bool(np.any(alpha >= C_used * (1 - 1e-8))) or not converged)
     return FactoredSolution(
         alpha=alpha,
-        dual_coef=beta,
+        dual_coef=alpha * y,
         bias=float(intercept_sq * v),
         objective=float(alpha.sum() - 0.5 * quad),
         C=C_used,
         at_bound=at_bound,
-        converged=bool(converged),
+        converged=converged,
         bias_penalty=float(0.5 * intercept_sq * v * v),
-        epochs=int(epochs),
+        epochs=epochs,
     )
+
+
+def solve_factored_svr(
+    Z,
+    offsets: np.ndarray,
+    theta: np.ndarray,
+    y: np.ndarray,
+    C: float,
+    epsilon: float,
+    tol: float = 1e-3,
+    intercept_sq: float = 1.0,
+    beta0: np.ndarray | None = None,
+    max_epochs: int | None = None,
+    seed: int = 0,
+    method: str = "auto",
+) -> FactoredSolution:
+    """The epsilon-SVR on factors with the intercept a regularised constant
+    feature b (liblinear's L1-loss SVR dual, Ho & Lin 2012, eq. 15 with -B):
+
+        max_beta  y'beta - epsilon ||beta||_1 - 1/2 beta'(K(theta) + b^2 11')beta
+        s.t.      -C <= beta_i <= C                                          (R)
+
+    (no 1'beta = 0: the bias b^2 1'beta is part of the model, as for the
+    classifier (P)). Arguments as :func:`solve_factored_svm`; ``beta0`` a warm
+    start clipped into the box. ``linear`` = S(beta) = y'beta - epsilon ||beta||_1
+    - b^2/2 (1'beta)^2, ``objective`` = S - 1/2 beta'K(theta)beta, and the
+    prediction is K(x, X) beta + b^2 1'beta."""
+    y = np.asarray(y, dtype=np.float64)
+    C = float(C)
+    cap = MAX_EPOCHS if max_epochs is None else max_epochs
+    beta, epochs, converged, quad, v = _box_qp(
+        Z, offsets, theta, np.ones(len(y)), -y, -C, C, float(epsilon),
+        intercept_sq, tol, beta0, cap, seed, method,
+    )  # fmt: skip
+    fit = float(y @ beta - epsilon * np.abs(beta).sum())
+    return FactoredSolution(
+        alpha=np.abs(beta),
+        dual_coef=beta,
+        bias=float(intercept_sq * v),
+        objective=fit - 0.5 * quad,
+        C=C,
+        at_bound=False,
+        converged=converged,
+        linear=fit - 0.5 * intercept_sq * v * v,
+        epochs=epochs,
+    )
+
+
+# the one-class solver's outer (multiplier) iterations before it gives up
+MAX_MULTIPLIER_STEPS = 100
+
+
+def solve_factored_one_class(
+    Z,
+    offsets: np.ndarray,
+    theta: np.ndarray,
+    nu: float,
+    tol: float = 1e-3,
+    alpha0: np.ndarray | None = None,
+    rho0: float | None = None,
+    max_epochs: int | None = None,
+    seed: int = 0,
+    method: str = "auto",
+) -> FactoredSolution:
+    """The one-class SVM dual (Schoelkopf et al. 2001, eq. 4) on factors, as
+    :func:`mkl.svm.solve_one_class_dual` writes it:
+
+        max_alpha  -1/2 alpha'K(theta)alpha
+        s.t.       0 <= alpha_i <= 1/(nu n),  1'alpha = 1.                 (O)
+
+    Unlike the classifier's, this equality cannot become a regularised feature
+    (alpha = 0 would be optimal), so it is kept by the method of multipliers
+    (Hestenes 1969; Bertsekas 1982, ch. 2): for the offset rho fixed,
+
+        min_alpha  1/2 alpha'K(theta)alpha - rho (1'alpha - 1) + mu/2 (1'alpha - 1)^2
+
+    over the box is (Q) with sign = 1, p = -(rho + mu) 1 and b^2 = mu, solved by
+    the classifier's coordinate descent warm-started at the previous alpha; then
+    rho <- rho - mu (1'alpha - 1). mu is the mean diagonal of K(theta), the scale
+    the classifier's b^2 has. ``tol`` is libsvm's, whose alpha sums to nu n: on
+    this scale it is tol / (nu n). When mu |1'alpha - 1| is within a tenth of
+    that (or after MAX_MULTIPLIER_STEPS), the remainder goes to the multipliers
+    whose gradient asks for it most, which leaves alpha feasible for (O)
+    exactly, and a pass gives the gradient g = K(theta) alpha for libsvm's
+    optimality test (the largest -g_i that can grow less the smallest that can
+    shrink) and rho (the mean g_i over the free multipliers). ``alpha0``,
+    ``rho0``: a warm start (a previous solution's alpha and -bias). The
+    decision function is K(x, X) alpha - rho: ``bias`` = -rho, ``linear`` = 0."""
+    n = Z.shape[0]
+    upper = 1.0 / (nu * n)
+    s = np.repeat(np.asarray(theta, dtype=np.float64), np.diff(offsets))
+    mu = mean_diagonal(Z, s)
+    mu = mu if mu > 0 else 1.0
+    cap = MAX_EPOCHS if max_epochs is None else max_epochs
+    alpha = np.full(n, 1.0 / n) if alpha0 is None else alpha0
+    rho = 0.0 if rho0 is None else float(rho0)
+    # libsvm's tol applies to its alpha, which sums to nu n: ours is 1/(nu n) of it
+    tol_scaled = tol * upper
+    ones = np.ones(n)
+    epochs = 0
+    for _ in range(MAX_MULTIPLIER_STEPS):
+        alpha, e, inner_ok, _, total = _box_qp(
+            Z, offsets, theta, ones, np.full(n, -(rho + mu)), 0.0, upper, 0.0,
+            mu, tol_scaled, alpha, cap, seed, method,
+        )  # fmt: skip
+        epochs += e
+        rho -= mu * (total - 1.0)
+        # the remaining mu (1'alpha - 1) shifts every gradient by a tenth of tol at most
+        if inner_ok and mu * abs(total - 1.0) <= 0.1 * tol_scaled:
+            break
+    alpha = _onto_the_simplex_box(alpha, upper, _times_kernel(Z, s, alpha))
+    g = _times_kernel(Z, s, alpha)
+    violation, rho = one_class_optimality(g, alpha, upper)
+    return FactoredSolution(
+        alpha=alpha,
+        dual_coef=alpha,
+        bias=-rho,
+        objective=-0.5 * float(alpha @ g),
+        C=upper,
+        at_bound=False,
+        converged=bool(violation <= tol_scaled),
+        linear=0.0,
+        epochs=epochs,
+    )
+
+
+def _onto_the_simplex_box(alpha: np.ndarray, upper: float, g: np.ndarray) -> np.ndarray:
+    """alpha within [0, upper] moved onto 1'alpha = 1 at the least first-order
+    cost for the gradient g = K alpha: a shortfall fills the multipliers that can
+    grow in increasing order of g, an excess empties those that can shrink in
+    decreasing order (each up to its room). Feasible for (O) whenever n upper >= 1."""
+    alpha = np.clip(alpha, 0.0, upper)
+    short = 1.0 - float(alpha.sum())
+    if short == 0.0:
+        return alpha
+    if short > 0:
+        order = np.argsort(g, kind="stable")
+        room = (upper - alpha)[order]
+    else:
+        order = np.argsort(-g, kind="stable")
+        room = alpha[order]
+    reach = np.cumsum(room)
+    k = int(np.searchsorted(reach, abs(short)))  # the first multiplier that is not filled
+    move = room.copy()
+    move[k + 1 :] = 0.0
+    if k < len(move):
+        move[k] = abs(short) - (reach[k - 1] if k > 0 else 0.0)
+    alpha[order] += np.sign(short) * move
+    return np.clip(alpha, 0.0, upper)
+
+
+def _times_kernel(Z, s: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Z diag(s) Z' x (one pass; dense factors in their own precision, as
+    :meth:`mkl.factor_bank.FactorBank.project` and ``times``)."""
+    if sp.issparse(Z):
+        return np.asarray(Z @ (np.asarray(Z.T @ x, dtype=np.float64) * s), dtype=np.float64)
+    w = (Z.T @ x.astype(Z.dtype)).astype(np.float64) * s
+    return (Z @ w.astype(Z.dtype)).astype(np.float64)
 
 
 def mean_diagonal(Z, s: np.ndarray) -> float:

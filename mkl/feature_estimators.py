@@ -316,9 +316,11 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     ``algorithm`` among :func:`mkl.task_estimators.task_algorithms`
     ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
     ``representation``, ``random_state``) and ``epsilon``, the tube's
-    half-width. The bank is dense (regression on factor banks is not
-    implemented). Fitted attributes: ``estimator_`` (the MKLRegressor),
-    ``weights_``, ``kernel_specs_``, ``kernel_names_``, ``n_features_in_``.
+    half-width. A factored bank (``representation``) is solved by the SVR's
+    dual coordinate descent with a regularised intercept
+    (:func:`mkl.factor_svm.solve_factored_svr`). Fitted attributes:
+    ``estimator_`` (the MKLRegressor), ``weights_``, ``kernel_specs_``,
+    ``kernel_names_``, ``n_features_in_``.
     """
 
     def __init__(

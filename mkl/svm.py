@@ -168,6 +168,20 @@ def solve_one_class_dual(K: np.ndarray, nu: float, tol: float = 1e-3) -> SVMSolu
     K(x, X) alpha - rho is libsvm's divided by nu n (the same sign)."""
     n = K.shape[0]
     scale = nu * n
+    if scale >= n:  # nu = 1: alpha = 1/n is the only feasible point (libsvm's rho is NaN)
+        alpha = np.full(n, 1.0 / n)
+        g = K @ alpha
+        _, rho = one_class_optimality(g, alpha, 1.0 / n)
+        return SVMSolution(
+            alpha=alpha,
+            dual_coef=alpha,
+            bias=-rho,
+            objective=-0.5 * float(alpha @ g),
+            C=1.0 / n,
+            at_bound=False,
+            converged=True,
+            linear=0.0,
+        )
     model = OneClassSVM(kernel="precomputed", nu=float(nu), tol=tol)
     converged = _fit_libsvm(model, K)
     alpha = np.zeros(n)
@@ -183,3 +197,24 @@ def solve_one_class_dual(K: np.ndarray, nu: float, tol: float = 1e-3) -> SVMSolu
         converged=converged,
         linear=0.0,
     )
+
+
+def one_class_optimality(g: np.ndarray, alpha: np.ndarray, upper: float) -> tuple[float, float]:
+    """libsvm's optimality test and offset for the one-class dual at alpha with
+    gradient g = K alpha: (the largest g_i that can shrink less the smallest that
+    can grow, at most 0 at the optimum; rho, the mean g_i over the free
+    multipliers, else the middle of the interval the bounded ones leave). With
+    every multiplier at its upper bound (nu = 1) rho is the largest g_i: every
+    training point on or inside the boundary."""
+    can_grow, can_shrink = g[alpha < upper], g[alpha > 0]
+    violation = 0.0
+    if can_grow.size and can_shrink.size:
+        violation = float(can_shrink.max() - can_grow.min())
+    free = (alpha > 0) & (alpha < upper)
+    if free.any():
+        rho = float(g[free].mean())
+    elif can_grow.size and can_shrink.size:
+        rho = 0.5 * float(can_shrink.max() + can_grow.min())
+    else:
+        rho = float(can_shrink.max())
+    return violation, rho

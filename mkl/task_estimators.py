@@ -93,10 +93,11 @@ class _TaskEstimator(BaseEstimator):
     """What the task estimators share: fitting the solver on a validated bank,
     showing its fitted attributes, and its decision values."""
 
-    accepts_factors = False  # the factored solver is the C-SVM's
+    # a FactorBank goes to the registry method, which takes it if its math allows
+    # (the task's dual on factors: mkl.factor_svm)
+    accepts_factors = True
 
     def _fit_solver(self, solver, K, targets_of_n):
-        # a FactorBank is refused by the inner problem (FactorKernels), for every task but one
         K, n = solver._validated_bank(K)
         solver._fit_tasks(K, [targets_of_n(n)])
         self.estimator_ = solver

@@ -11,6 +11,11 @@ weight set unchanged: a task is a new inner problem behind the one oracle
 * :data:`CLASSIFICATION`: the C-SVM, beta = alpha * y, 0 <= alpha <= C,
   y'alpha = 0, S = 1'alpha (``mkl.svm.solve_svm_dual``, warm starts by
   ``mkl.smo``).
+
+Each task solves its dual on a dense kernel (``solve``) and on factors
+(``solve_factors``, ``mkl.factor_svm``): there the intercept of the C-SVM and
+the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
+-b^2/2 (1'beta)^2), while the one-class SVM keeps 1'alpha = 1 exactly.
 * :class:`Regression` (epsilon-SVR): -C <= beta <= C, 1'beta = 0,
   S = y'beta - epsilon ||beta||_1 (``mkl.svm.solve_svr_dual``).
 * :class:`Novelty` (one-class SVM, Schoelkopf et al. 2001): 0 <= beta <= 1/(nu n),
@@ -32,9 +37,20 @@ from .svm import SVMSolution, solve_one_class_dual, solve_svr_dual
 
 @dataclass(frozen=True)
 class Classification:
-    """The C-SVM (solved by the inner problem itself: libsvm cold, SMO warm)."""
+    """The C-SVM (on a dense bank solved by the inner problem itself: libsvm
+    cold, SMO warm)."""
 
     name = "classification"
+
+    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
+        """The bias-free C-SVM on factors (``mkl.factor_svm.solve_factored_svm``),
+        warm-started at the previous solution ``warm`` (or None)."""
+        from .factor_svm import solve_factored_svm  # numba: loaded when first needed
+
+        return solve_factored_svm(
+            Z, offsets, theta, y, C, tol, intercept_sq=intercept_sq,
+            alpha0=None if warm is None else warm.alpha,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,18 @@ class Regression:
         if C is None:
             raise InputError("regression needs a finite C (there is no hard-margin SVR)")
         return solve_svr_dual(K, y, C, self.epsilon, tol)
+
+    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
+        """The epsilon-SVR on factors with a regularised intercept
+        (``mkl.factor_svm.solve_factored_svr``)."""
+        from .factor_svm import solve_factored_svr
+
+        if C is None:
+            raise InputError("regression needs a finite C (there is no hard-margin SVR)")
+        return solve_factored_svr(
+            Z, offsets, theta, y, C, self.epsilon, tol, intercept_sq=intercept_sq,
+            beta0=None if warm is None else warm.dual_coef,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,6 +106,18 @@ class Novelty:
 
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
         return solve_one_class_dual(K, self.nu, tol)
+
+    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
+        """The one-class SVM on factors, its equality kept by the method of
+        multipliers (``mkl.factor_svm.solve_factored_one_class``); the offset
+        is not regularised, so ``intercept_sq`` is not used."""
+        from .factor_svm import solve_factored_one_class
+
+        return solve_factored_one_class(
+            Z, offsets, theta, self.nu, tol,
+            alpha0=None if warm is None else warm.alpha,
+            rho0=None if warm is None else -warm.bias,
+        )  # fmt: skip
 
 
 CLASSIFICATION = Classification()

@@ -27,6 +27,16 @@ def svm_dual_value(K, y, C=None, intercept_sq=None):
     return prob.value, a.value
 
 
+def dual_value(K, y, C, intercept_sq=None, task=None):
+    """The optimal value of one inner dual (``_dual``) on one kernel K."""
+    a, S, cons, beta = _dual(y, C, intercept_sq, task)
+    L = psd_factor(K)
+    prob = cp.Problem(cp.Maximize(S - 0.5 * cp.sum_squares(L.T @ beta)), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value, a.value
+
+
 def _svm_box(a, y, C, intercept_sq=None):
     """The C-SVM's feasible set; with ``intercept_sq`` the bias-free one (no y'a = 0)."""
     return [a >= 0, a <= C] + ([y @ a == 0] if intercept_sq is None else [])
@@ -45,8 +55,11 @@ def _dual(y, C, intercept_sq=None, task=None):
 
     * None: the C-SVM (beta = a * y);
     * ("regression", epsilon): the epsilon-SVR, S = y'b - epsilon ||b||_1,
-      1'b = 0, |b| <= C (beta = b);
-    * ("novelty", nu): the one-class SVM, S = 0, 0 <= a <= 1/(nu n), 1'a = 1."""
+      1'b = 0, |b| <= C (beta = b); with ``intercept_sq`` the SVR of factor
+      banks, whose intercept is a constant feature b: no 1'b = 0, and S gains
+      -b^2/2 (1'b)^2;
+    * ("novelty", nu): the one-class SVM, S = 0, 0 <= a <= 1/(nu n), 1'a = 1
+      (on factor banks too: ``intercept_sq`` does not apply)."""
     n = len(y)
     a = cp.Variable(n)
     if task is None:
@@ -59,6 +72,8 @@ def _dual(y, C, intercept_sq=None, task=None):
     kind, value = task
     if kind == "regression":
         S = y @ a - value * cp.norm1(a)
+        if intercept_sq is not None:
+            return a, S - 0.5 * intercept_sq * cp.square(cp.sum(a)), [a <= C, a >= -C], a
         return a, S, [cp.sum(a) == 0, a <= C, a >= -C], a
     if kind == "novelty":
         return a, cp.Constant(0.0), [a >= 0, a <= 1.0 / (value * n), cp.sum(a) == 1], a

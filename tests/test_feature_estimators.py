@@ -261,5 +261,9 @@ def test_regressor_equals_the_bank_level_regressor_and_tunes_in_a_pipeline():
     assert search.best_estimator_[-1].estimator_.estimator_.task.epsilon in (0.1, 0.5)
     with pytest.raises(ValueError, match="does not do regression"):
         MultipleKernelRegressor(algorithm="easymkl").fit(X[:50], y[:50])
-    with pytest.raises(ValueError, match="needs the kernel matrices"):
-        MultipleKernelRegressor(representation="nystroem").fit(X[:50], y[:50])
+    # factored banks too (the SVR's coordinate descent with a regularised intercept)
+    factored = MultipleKernelRegressor(representation="nystroem", random_state=0).fit(
+        X[:50], y[:50]
+    )
+    assert factored.estimator_.estimator_.factor_ranks_ is not None
+    assert np.isfinite(factored.predict(X[300:])).all()

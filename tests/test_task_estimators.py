@@ -191,8 +191,134 @@ def test_bad_targets_are_named():
         reg.fit(K, y[:19])
     with pytest.warns(UserWarning, match="like class labels"):
         reg.fit(K, (y > 0).astype(int))
-    with pytest.raises(ValueError, match="on factor banks only classification"):
-        from mkl.kernels import KernelSpec, nystroem_bank
+    bank, _, _ = factored_regression_problem(9, n=20)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        reg.fit(bank, np.full(20, np.nan))
+    with pytest.raises(ValueError, match="finite C"):
+        MKLRegressor(C=None).fit(bank, y)
 
-        X = np.random.default_rng(0).normal(size=(20, 2))
-        reg.fit(nystroem_bank([KernelSpec("gaussian", 1.0)], X, rank=5), y)
+
+# ------------------------------------------------------------ factor banks
+def factored_regression_problem(seed, n=40, M=4, n_test=15):
+    """Exact factors of Gaussian kernels (training and test rows), the dense
+    training and test blocks they represent, and real targets."""
+    from .test_factor_banks import exact_factors
+
+    K_all, y = regression_problem(seed, n=n + n_test, M=M)
+    K, K_test = K_all[:, :n, :n], K_all[:, n:, :n]
+    train = exact_factors(K)
+    test = [K_test[m] @ np.linalg.pinv(train[m]).T for m in range(M)]
+    return mkl.FactorBank(train, test), (K, K_test), y[:n]
+
+
+def _mean_diagonal(K):
+    return float(np.mean(np.einsum("mii->mi", K)))
+
+
+@pytest.mark.parametrize("method", ["factors", "gram"])
+@pytest.mark.parametrize("C, epsilon", [(1.0, 0.1), (10.0, 0.0)])
+def test_factored_svr_matches_cvxpy(method, C, epsilon):
+    """The SVR with a regularised intercept (liblinear's L1-loss SVR dual)."""
+    import scipy.sparse as sp
+
+    from mkl.factor_svm import solve_factored_svr
+
+    bank, (K, _), y = factored_regression_problem(11)
+    theta = np.array([0.5, 0.0, 0.3, 0.2])
+    value, _ = reference.dual_value(
+        np.tensordot(theta, K, 1), y, C, intercept_sq=1.0, task=("regression", epsilon)
+    )
+    for Z in (bank.train, sp.csr_matrix(bank.train)):
+        sol = solve_factored_svr(Z, bank.offsets, theta, y, C, epsilon, tol=1e-10, method=method)
+        assert sol.converged and sol.objective == pytest.approx(value, rel=1e-7)
+        assert np.all(np.abs(sol.dual_coef) <= C) and sol.bias == pytest.approx(sol.dual_coef.sum())
+        q = bank.quadratic_forms(sol.dual_coef)
+        assert sol.linear_term - 0.5 * theta @ q == pytest.approx(sol.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["factors", "gram"])
+@pytest.mark.parametrize("nu", [0.1, 0.5, 1.0])
+def test_factored_one_class_matches_cvxpy_and_libsvm(method, nu):
+    """The one-class SVM keeps 1'alpha = 1 on factors: its value and offset are
+    those of the dense problem, solved by CVXPY and by libsvm."""
+    from mkl.factor_svm import solve_factored_one_class
+    from mkl.svm import solve_one_class_dual
+
+    bank, (K, _), _ = factored_regression_problem(12, n=60)
+    theta = np.array([0.1, 0.4, 0.0, 0.5])
+    K_theta = np.tensordot(theta, K, 1)
+    value, _ = reference.dual_value(K_theta, np.zeros(60), None, task=("novelty", nu))
+    sol = solve_factored_one_class(bank.train, bank.offsets, theta, nu, tol=1e-8, method=method)
+    assert sol.converged and sol.objective == pytest.approx(value, rel=1e-7)
+    assert sol.alpha.sum() == pytest.approx(1.0, abs=1e-14)
+    assert sol.alpha.min() >= 0 and sol.alpha.max() <= 1 / (nu * 60)
+    dense = solve_one_class_dual(K_theta, nu, tol=1e-10)  # libsvm, but nu = 1
+    assert sol.bias == pytest.approx(dense.bias, abs=1e-6)
+    assert sol.objective == pytest.approx(dense.objective, rel=1e-7)
+    # a warm start from the solution needs no multiplier step beyond the first
+    again = solve_factored_one_class(
+        bank.train, bank.offsets, theta, nu, tol=1e-8, alpha0=sol.alpha, rho0=-sol.bias
+    )
+    assert again.epochs <= 3 and again.objective == pytest.approx(sol.objective, rel=1e-10)
+
+
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic", "gmkl"])
+def test_regression_mkl_on_factors_matches_cvxpy(name):
+    bank, (K, _), y = factored_regression_problem(13)
+    task = ("regression", 0.1)
+    b2 = _mean_diagonal(K)
+    if name.startswith("lp"):
+        value, weights = reference.lp_mkl(K, y, 1.0, 2.0, intercept_sq=b2, task=task)
+    elif name == "gmkl":
+        value, weights = reference.gmkl(K, y, 1.0, 0.5, intercept_sq=b2, task=task)
+    else:
+        value, weights = reference.l1_mkl(K, y, 1.0, intercept_sq=b2, task=task)
+    est = _fit(mkl.make_regressor(name, C=1.0, epsilon=0.1, **_params(name), **PRECISE), bank, y)
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
+    assert est.gap_ <= 1e-6
+
+
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic"])
+def test_novelty_mkl_on_factors_matches_the_dense_problem(name):
+    """On factors the one-class dual is the dense one: the same value as CVXPY's."""
+    from .test_factor_banks import exact_factors
+
+    K, _ = regression_problem(14)
+    K = np.stack([K[0], K[1], 0.5 * K[2] + 0.5 * np.eye(K.shape[1])])
+    value, weights = _reference(name, K, np.zeros(K.shape[1]), None, ("novelty", 0.3))
+    est = _fit(
+        mkl.make_novelty_detector(name, nu=0.3, **_params(name), **PRECISE),
+        mkl.FactorBank(exact_factors(K)),
+    )
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
+
+
+def test_factored_task_estimators_predict_as_the_kernels_they_represent():
+    bank, (K, K_test), y = factored_regression_problem(15)
+    reg = mkl.make_regressor("level", C=3.0, epsilon=0.05).fit(bank, y)
+    dense = np.tensordot(reg.weights_, K_test, 1) @ reg.dual_coef_ + reg.intercept_
+    np.testing.assert_allclose(reg.predict(bank), dense, atol=1e-8)
+    det = mkl.make_novelty_detector("lp_analytic", nu=0.2, p=2.0).fit(bank)
+    scores = np.tensordot(det.weights_, K_test, 1) @ det.dual_coef_
+    np.testing.assert_allclose(det.score_samples(bank), scores, atol=1e-8)
+    np.testing.assert_array_equal(det.predict(bank), np.where(scores - det.offset_ >= 0, 1, -1))
+    # single best kernel by cross-validated squared error on the factors' rows
+    best = mkl.make_regressor("single_best", C=3.0, epsilon=0.05, cv=3, random_state=0)
+    assert best.fit(bank, y).weights_.sum() == 1.0
+
+
+def test_multiple_kernel_regressor_on_nystroem_factors():
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(300, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=300)
+    est = mkl.MultipleKernelRegressor(
+        kernels={"families": [{"family": "gaussian", "widths": [0.3, 1.0, 3.0]}]},
+        algorithm="level",
+        C=10.0,
+        representation={"kind": "nystroem", "rank": 60},
+        random_state=0,
+    ).fit(X[:200], y[:200])
+    assert est.estimator_.estimator_.factor_ranks_ is not None  # fitted on factors
+    assert est.score(X[200:], y[200:]) > 0.9

@@ -27,16 +27,17 @@ S does not depend on theta, so every bound of the wrapper framework (the cuts
 J >= S(alpha) - 1/2 q(alpha)'theta and the dual bound S(alpha) - 1/2 sigma(q))
 holds for both.
 
-The task (``mkl.tasks``) says which dual is solved: the C-SVM above, or on a
-dense bank the epsilon-SVR or the one-class SVM, whose duals have the same form
-with their own feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta).
+The task (``mkl.tasks``) says which dual is solved: the C-SVM above, the
+epsilon-SVR or the one-class SVM, whose duals have the same form with their own
+feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta), on either
+representation (on factors the SVR's intercept is regularised as the C-SVM's;
+the one-class SVM keeps 1'alpha = 1).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import InputError
 from ..factor_bank import FactorBank
 from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
 from ..svm import SVMSolution, solve_svm_dual
@@ -158,20 +159,15 @@ class FactorKernels:
     representation = "factors"
 
     def __init__(self, bank: FactorBank, task=CLASSIFICATION):
-        if task.name != "classification":
-            raise InputError(
-                f"{task.name} needs the kernel matrices (an (M, n, n) array or a KernelBank): "
-                "on factor banks only classification is implemented (the factored solver "
-                "is the C-SVM's)"
-            )
         self.bank = bank
+        self.task = task
         self.n_kernels, self.n = bank.n_kernels, bank.n_train
         self.dtype = bank.train.dtype  # the precision of a pass
         self._traces = bank.traces()
         # b^2: the mean diagonal of the average kernel (module docstring)
         b2 = float(self._traces.sum()) / (self.n_kernels * self.n)
         self.intercept_sq = b2 if b2 > 0 else 1.0
-        self._warm: np.ndarray | None = None
+        self._warm: SVMSolution | None = None  # the previous solve's solution
         self.epochs: list[int] = []  # coordinate-descent epochs per solve
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
@@ -186,20 +182,14 @@ class FactorKernels:
         return e
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
-        from ..factor_svm import solve_factored_svm
-
-        warm = self._warm if self._warm is not None and len(self._warm) == len(y) else None
-        sol = solve_factored_svm(
-            self.bank.train,
-            self.bank.offsets,
-            np.maximum(theta, 0.0),
-            y,
-            C,
-            tol,
-            intercept_sq=self.intercept_sq,
-            alpha0=warm,
-        )
-        self._warm = sol.alpha
+        """The task's dual on the factors (``mkl.tasks``, ``mkl.factor_svm``),
+        warm-started at the previous solution."""
+        warm = self._warm if self._warm is not None and len(self._warm.alpha) == len(y) else None
+        sol = self.task.solve_factors(
+            self.bank.train, self.bank.offsets, np.maximum(theta, 0.0), y, C, tol,
+            self.intercept_sq, warm,
+        )  # fmt: skip
+        self._warm = sol
         self.epochs.append(sol.epochs)
         return sol
 
@@ -255,7 +245,7 @@ class FactorKernels:
 
     def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray):
         """As :meth:`DenseKernels.fold`, on the factors' rows."""
-        sub = FactorKernels(self.bank.rows(fit_rows))
+        sub = FactorKernels(self.bank.rows(fit_rows), self.task)
         held = self.bank.rows(eval_rows)
 
         def decision(m: int, sol: SVMSolution) -> np.ndarray:

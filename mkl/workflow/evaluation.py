@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..bank import KernelBank
 from ..base import MKLClassifier
 from ..exceptions import InputError, is_fit_failure
+from ..factor_bank import FactorBank
 from ..model_selection import (
     cross_validate_grid,
     fit_summary,
@@ -162,30 +163,35 @@ class InlierTrainedDetector(OutlierMixin, BaseEstimator):
     +1 of the bank it is given, scoring any rows. The rows labelled -1 (outliers)
     are only ever held out: they make the AUC of model selection and of the test.
 
-    Test blocks (M, n_test, n_train) are cut to the inlier columns."""
+    Dense test blocks (M, n_test, n_train) are cut to the inlier columns; a
+    :class:`~mkl.factor_bank.FactorBank` is fitted on its inlier rows and
+    scores its test factors as they are (they do not index training rows)."""
 
     def __init__(self, detector=None):
         self.detector = detector
 
     def fit(self, K, y):
-        if not isinstance(K, np.ndarray) or K.ndim != 3:
-            raise InputError("novelty detection needs the dense training block (M, n, n)")
+        factored = isinstance(K, FactorBank)
+        if not factored and (not isinstance(K, np.ndarray) or K.ndim != 3):
+            raise InputError("novelty detection needs the training block (M, n, n) or a FactorBank")
+        n = K.n_train if factored else K.shape[1]
         y = np.asarray(y)
-        if y.shape != (K.shape[1],) or not np.isin(y, (-1, 1)).all():
+        if y.shape != (n,) or not np.isin(y, (-1, 1)).all():
             raise InputError("novelty labels must be +1 (inlier) or -1 (outlier), one per row")
         self.inliers_ = np.flatnonzero(y == 1)
         if len(self.inliers_) < 2:
             raise InputError(f"{len(self.inliers_)} inlier rows: too few to fit a novelty detector")
         inl = self.inliers_
-        self.detector_ = clone(self.detector).fit(
-            np.ascontiguousarray(K[:, inl[:, None], inl[None, :]])
-        )
+        train = K.rows(inl) if factored else np.ascontiguousarray(K[:, inl[:, None], inl[None, :]])
+        self.detector_ = clone(self.detector).fit(train)
         for name in (*FITTED_ATTRIBUTES, "offset_"):  # what the fit record reads
             setattr(self, name, getattr(self.detector_, name))
         return self
 
     def _inlier_columns(self, K_test):
         check_is_fitted(self, "detector_")
+        if isinstance(K_test, FactorBank):
+            return K_test
         return np.ascontiguousarray(np.asarray(K_test)[:, :, self.inliers_])
 
     def score_samples(self, K_test):

@@ -206,6 +206,42 @@ def test_novelty_fit_job_trains_on_inliers_and_tests_by_auc(rng):
     assert np.array_equal(detector.predict(bank.test), by_hand.predict(bank.test[:, :, inl]))
 
 
+def test_novelty_and_regression_fit_jobs_on_a_factor_bank(rng):
+    """Both tasks on a bank of factors: the novelty record is the detector
+    fitted by hand on the training inliers' factor rows; the regression record
+    the regressor refitted on the factors with the selected C."""
+    from sklearn.metrics import roc_auc_score
+
+    from mkl.kernel_factors import nystroem_bank
+    from mkl.workflow.evaluation import algorithm_bank, estimator_factory
+
+    specs = [KernelSpec("gaussian", w) for w in (0.1, 0.5, 2.0)]
+    X = np.vstack(
+        [-3 + rng.normal(size=(20, 3)), rng.normal(size=(40, 3)), 4 + rng.normal(size=(12, 3))]
+    )
+    y = np.repeat([0, 1, 2], [20, 40, 12])
+    order = rng.permutation(72)
+    X, y = X[order], y[order]
+    factors = nystroem_bank(specs, X[:48], X[48:], rank=20)
+    bank = algorithm_bank(
+        KernelBank(train=factors, specs=specs, y_train=y[:48], y_test=y[48:]), {"task": "novelty"}
+    )
+    make = estimator_factory({"estimator": "level", "task": "novelty"}, "level")
+    rec = evaluate_split(make, bank, np.arange(48) % 3, {"nu": [0.1, 0.5]}, "auc")
+    inl = np.flatnonzero(bank.y_train == 1)
+    by_hand = mkl.make_novelty_detector("level", **rec["selected_params"]).fit(bank.train.rows(inl))
+    scores = by_hand.score_samples(bank.train)
+    assert rec["test"]["auc"] == pytest.approx(roc_auc_score(bank.y_test == 1, scores))
+    assert rec["test"]["auc"] > 0.9
+    targets = np.sin(X[:, 0]) + X[:, 1] ** 2
+    reg_bank = KernelBank(train=factors, specs=specs, y_train=targets[:48], y_test=targets[48:])
+    make = estimator_factory({"estimator": "level", "task": "regression"}, "level")
+    rec = evaluate_split(make, reg_bank, np.arange(48) % 3, {"C": [0.1, 10.0]}, "rmse")
+    refit = make(**rec["selected_params"]).fit(reg_bank.train, targets[:48])
+    rmse = np.sqrt(np.mean((refit.predict(reg_bank.train) - targets[48:]) ** 2))
+    assert rec["test"]["rmse"] == pytest.approx(rmse)
+
+
 def test_novelty_detector_of_the_workflow_refuses_bad_labels(rng):
     from mkl.exceptions import InputError
     from mkl.workflow.evaluation import InlierTrainedDetector
