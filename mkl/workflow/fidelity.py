@@ -22,7 +22,13 @@ import numpy as np
 import pandas as pd
 
 from .._io import write_text
-from .tables import PAPER_METRIC_NAMES, paper_comparison, unavailable_datasets, write_csv
+from .tables import (
+    PAPER_METRIC_NAMES,
+    fmt_pm,
+    paper_comparison,
+    unavailable_datasets,
+    write_csv,
+)
 
 OK = "ok"
 NOT_RUN = "not run"
@@ -281,3 +287,115 @@ def fidelity(
     write_fidelity(cells, summary, out["csv"], out["md"])
     plot_fidelity(cells, out["png"], out["pdf"])
     return summary
+
+
+# ------------------------------------------------------------ the README's results
+README_BEGIN = "<!-- fidelity: generated from docs/fidelity.csv; do not edit by hand -->"
+README_END = "<!-- /fidelity -->"
+SHORT_STATUS = {NOT_RUN: "not run", NOT_AVAILABLE: "n/a", FAILED: "failed", NOT_MAPPED: ""}
+
+
+def _cell_text(row) -> str:
+    """A table cell "ours (paper)", * beyond two paper sd; else why there is none."""
+    if row["status"] != OK:
+        word = SHORT_STATUS.get(row["status"].split(":")[0], row["status"])
+        return f"{word} ({fmt_pm(row['paper_mean'], row['paper_std'])})" if word else ""
+    ours = fmt_pm(row["ours_mean"], row["ours_std"])
+    mark = " *" if row["within_2sd"] is False or row["within_2sd"] == "False" else ""
+    return f"{ours} ({fmt_pm(row['paper_mean'], row['paper_std'])}){mark}"
+
+
+def readme_results(cells: pd.DataFrame) -> str:
+    """The README's results, rendered from the fidelity cells: the summary per
+    paper, then per paper table (and metric) a wide table, a row per dataset
+    and a column per method in the paper's order, each cell "ours (paper)"
+    with * beyond two of the paper's sd, or why there is no number (not run,
+    n/a: the dataset is not available, failed)."""
+    summary = fidelity_summary(cells)
+    shown = summary[
+        ["paper", "cells", "compared", "with_sd", "within_2sd", "mean_abs_difference"]
+        + ["rank_agreement_without_sd", "not_run", "not_available", "not_compared"]
+    ].copy()
+    shown["mean_abs_difference"] = shown["mean_abs_difference"].round(2)
+    shown["rank_agreement_without_sd"] = shown["rank_agreement_without_sd"].round(2)
+    out = [
+        README_BEGIN,
+        "",
+        "Summary (`results/tables/fidelity.md`): cells compared, how many of those with "
+        "a paper sd are within two of it, the mean |ours - paper|, and for cells without "
+        "an sd the Spearman agreement of the methods' order per dataset.",
+        "",
+        shown.to_markdown(index=False).replace(" nan ", " - "),
+        "",
+    ]
+    mapped = cells[~cells["status"].str.startswith(NOT_MAPPED)]
+    for (paper, table, metric), g in mapped.groupby(["paper", "table", "metric"], sort=False):
+        methods = list(dict.fromkeys(g["method"]))
+        rows = []
+        for dataset, d in g.groupby("dataset", sort=False):
+            row = {"dataset": dataset}
+            for _, r in d.iterrows():
+                row[r["method"]] = _cell_text(r)
+            rows.append(row)
+        ok = g[g["status"] == OK]
+        with_sd = ok[ok["paper_std"].notna()]
+        if len(with_sd):
+            count = (
+                f"{int(with_sd['within_2sd'].astype(bool).sum())} of {len(with_sd)} within two sd"
+            )
+        elif len(ok):
+            count = f"{len(ok)} compared, no paper sd"
+        else:
+            count = "none compared yet"
+        experiments = ", ".join(sorted(set(ok["experiment"]))) or "-"
+        out += [
+            f"**{paper}, {table}** ({metric}; {count}; ours from {experiments}):",
+            "",
+            pd.DataFrame(rows, columns=["dataset", *methods]).fillna("").to_markdown(index=False),
+            "",
+        ]
+    out.append(README_END)
+    return "\n".join(out)
+
+
+def update_readme(readme_path, cells_csv) -> bool:
+    """Replace the README's generated results (between README_BEGIN and
+    README_END) with :func:`readme_results` of ``cells_csv``; True if it changed."""
+    text = open(readme_path, encoding="utf-8").read()
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme_path} has no block between {README_BEGIN} and {README_END}")
+    start, end = text.index(README_BEGIN), text.index(README_END) + len(README_END)
+    new = text[:start] + readme_results(read_cells(cells_csv)) + text[end:]
+    if new != text:
+        write_text(readme_path, new)
+    return new != text
+
+
+def read_cells(path) -> pd.DataFrame:
+    """A fidelity.csv as written by :func:`write_fidelity` (within_2sd: True,
+    False or empty)."""
+    cells = pd.read_csv(path, keep_default_na=True)
+    cells["within_2sd"] = cells["within_2sd"].map(
+        lambda v: None if pd.isna(v) else str(v) == "True"
+    )
+    cells["status"] = cells["status"].fillna("")
+    return cells
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv]``: copy the
+    fidelity table of the runs to docs/fidelity.csv (the record the README
+    reports) and regenerate the README's results from it."""
+    import shutil
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    source = args[0] if args else "results/tables/fidelity.csv"
+    if os.path.abspath(source) != os.path.abspath("docs/fidelity.csv"):
+        shutil.copyfile(source, "docs/fidelity.csv")
+    changed = update_readme("README.md", "docs/fidelity.csv")
+    print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
+
+
+if __name__ == "__main__":
+    main()
