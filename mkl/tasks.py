@@ -11,17 +11,17 @@ weight set unchanged: a task is a new inner problem behind the one oracle
 * :data:`CLASSIFICATION`: the C-SVM, beta = alpha * y, 0 <= alpha <= C,
   y'alpha = 0, S = 1'alpha (``mkl.svm.solve_svm_dual``, warm starts by
   ``mkl.smo``).
-
-Each task solves its dual on a dense kernel (``solve``) and on factors
-(``solve_factors``, ``mkl.factor_svm``): there the intercept of the C-SVM and
-the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
--b^2/2 (1'beta)^2), while the one-class SVM keeps 1'alpha = 1 exactly.
 * :class:`Regression` (epsilon-SVR): -C <= beta <= C, 1'beta = 0,
   S = y'beta - epsilon ||beta||_1 (``mkl.svm.solve_svr_dual``).
 * :class:`Novelty` (one-class SVM, Schoelkopf et al. 2001): 0 <= beta <= 1/(nu n),
   1'beta = 1, S = 0, so J(theta) = -min_beta 1/2 beta'K(theta)beta: learning
   the weights maximises the one-class dual value (``mkl.svm.solve_one_class_dual``).
   ``objective_`` is J, at most 0; Schoelkopf's dual value is -J.
+
+Each task solves its dual on a dense kernel (``solve``) and on factors
+(``solve_factors``, ``mkl.factor_svm``): there the intercept of the C-SVM and
+the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
+-b^2/2 (1'beta)^2), while the one-class SVM keeps 1'alpha = 1 exactly.
 """
 
 from __future__ import annotations
@@ -68,19 +68,15 @@ class Regression:
             raise InputError(f"epsilon must be >= 0, got epsilon={e!r}")
 
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
-        if C is None:
-            raise InputError("regression needs a finite C (there is no hard-margin SVR)")
-        return solve_svr_dual(K, y, C, self.epsilon, tol)
+        return solve_svr_dual(K, y, _finite_C(C), self.epsilon, tol)
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The epsilon-SVR on factors with a regularised intercept
         (``mkl.factor_svm.solve_factored_svr``)."""
         from .factor_svm import solve_factored_svr
 
-        if C is None:
-            raise InputError("regression needs a finite C (there is no hard-margin SVR)")
         return solve_factored_svr(
-            Z, offsets, theta, y, C, self.epsilon, tol, intercept_sq=intercept_sq,
+            Z, offsets, theta, y, _finite_C(C), self.epsilon, tol, intercept_sq=intercept_sq,
             beta0=None if warm is None else warm.dual_coef,
         )  # fmt: skip
 
@@ -118,6 +114,12 @@ class Novelty:
             alpha0=None if warm is None else warm.alpha,
             rho0=None if warm is None else -warm.bias,
         )  # fmt: skip
+
+
+def _finite_C(C):
+    if C is None:
+        raise InputError("regression needs a finite C (there is no hard-margin SVR)")
+    return C
 
 
 CLASSIFICATION = Classification()
