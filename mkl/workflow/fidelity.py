@@ -301,7 +301,7 @@ def _cell_text(row) -> str:
         word = SHORT_STATUS.get(row["status"].split(":")[0], row["status"])
         return f"{word} ({fmt_pm(row['paper_mean'], row['paper_std'])})" if word else ""
     ours = fmt_pm(row["ours_mean"], row["ours_std"])
-    mark = " *" if row["within_2sd"] is False or row["within_2sd"] == "False" else ""
+    mark = " *" if row["within_2sd"] is False else ""
     return f"{ours} ({fmt_pm(row['paper_mean'], row['paper_std'])}){mark}"
 
 
@@ -383,9 +383,9 @@ def read_cells(path) -> pd.DataFrame:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv]``: copy the
-    fidelity table of the runs to docs/fidelity.csv (the record the README
-    reports) and regenerate the README's results from it."""
+    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv]``, run in
+    the repository: copy the fidelity table of the runs to docs/fidelity.csv
+    (the record the README reports) and regenerate the README's results from it."""
     import shutil
     import sys
 
