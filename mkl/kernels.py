@@ -305,8 +305,12 @@ def normalisation_factor(K_train: np.ndarray, how: str) -> float:
             )
     else:
         raise InputError(f"unknown normalisation {how!r}; known: {NORMALISATIONS}")
-    if not np.isfinite(f) or f <= 0:
-        raise InputError(f"cannot normalise to {how}: the training block's factor is {f}")
+    # below the smallest normal float (subnormal) a division keeps too few digits
+    if not np.isfinite(f) or f < np.finfo(np.float64).tiny:
+        raise InputError(
+            f"cannot normalise to {how}: the training block's factor is {f:.3g}, "
+            "zero or too small to divide by (a numerically zero kernel)"
+        )
     return f
 
 

@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -92,6 +92,12 @@ def test_bad_bank_specs_are_named(bad, message):
 
 @settings(max_examples=60, deadline=None)
 @given(X=features, spec=specs, norm=normalisations)
+# a kernel whose variance is subnormal (entries ~1e-319): refused, not divided by
+@example(
+    X=np.array([[0.0], [1.25933079e-80]]),
+    spec=KernelSpec("homogeneous_polynomial", 2.0),
+    norm="unit_variance",
+)
 def test_training_block_symmetric_psd_and_normalised(X, spec, norm):
     spec = KernelSpec(spec.family, spec.param, spec.feature, norm)
     try:
