@@ -65,8 +65,14 @@ def paper_metric(section: Mapping) -> str:
 
 def experiment_order(experiments: Mapping[str, Mapping]) -> list[str]:
     """Experiments with a ``paper`` section, those named after their paper first
-    (the full reproduction wins over a reduced one), then by name."""
-    named = [e for e, x in experiments.items() if "paper" in x]
+    (the full reproduction wins over a reduced one), then by name; not those
+    whose section says ``fidelity: false`` (sensitivity studies, such as
+    several class groupings for one paper dataset)."""
+    named = [
+        e
+        for e, x in experiments.items()
+        if x.get("paper", {}).get("fidelity", True) and "paper" in x
+    ]
     return sorted(named, key=lambda e: (experiments[e]["paper"]["name"] != e, e))
 
 

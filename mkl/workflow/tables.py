@@ -226,7 +226,8 @@ def paper_comparison(
 
 def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataFrame]:
     """One wide table per paper table, in the paper's order: a row per dataset
-    (the paper's name), a column per method (the paper's name), each cell
+    (the paper's name; with ours in parentheses where several of ours stand for
+    one of the paper's), a column per method (the paper's name), each cell
     "ours (paper)", marked " *" where they differ by more than two of the
     paper's standard deviations."""
     out = {}
@@ -234,9 +235,11 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
     methods = paper["methods"]
     for table, datasets in paper["tables"].items():
         sub = comparison[comparison["table"] == table] if len(comparison) else comparison
+        shown = [names.get(ds, ds) for ds in datasets]
         rows = []
-        for ds in datasets:
-            row = {"dataset": names.get(ds, ds)}
+        for ds, name in zip(datasets, shown, strict=True):
+            # several of ours for one paper dataset (a sensitivity study): "iris (iris_bin)"
+            row = {"dataset": f"{name} ({ds})" if shown.count(name) > 1 else name}
             for alg, pmethod in methods.items():
                 hit = sub[(sub["dataset"] == ds) & (sub["algorithm"] == alg)] if len(sub) else sub
                 if len(hit) == 0:

@@ -60,6 +60,12 @@ EXPECTED = {
     "glass_bin": ((214, 9), [108, 106]),
     "vehicle_bin": ((846, 18), [417, 429]),
     "vowel_bin": ((990, 10), [540, 450]),
+    # the other groupings of lauriola2018_memo_groupings
+    "iris_versicolor_bin": ((150, 4), [100, 50]),
+    "iris_virginica_bin": ((150, 4), [100, 50]),
+    "vowel_5to9_bin": ((990, 10), [540, 450]),
+    "vowel_even_bin": ((990, 10), [540, 450]),
+    "vowel_odd_bin": ((990, 10), [540, 450]),
     "dna_bin": ((3186, 180), [1654, 1532]),
 }
 # similarity sets: (number of matrices, n, class counts), from MANIFEST.tsv
@@ -450,6 +456,36 @@ def test_balanced_splits_hold_equal_class_counts():
     again = make_splits(y, 3, 0.7, 3, seed=5, balanced=True)
     assert all(np.array_equal(a.train, b.train) for a, b in zip(splits, again, strict=True))
     assert not np.array_equal(splits[0].train, splits[1].train)
+
+
+@needs_mirror()
+@pytest.mark.parametrize(
+    "multiclass, groupings",
+    [
+        ("iris", {"iris_bin": [0], "iris_versicolor_bin": [1], "iris_virginica_bin": [2]}),
+        (
+            "vowel",
+            {
+                "vowel_bin": [0, 1, 2, 3, 4],  # the balanced_binary rule
+                "vowel_5to9_bin": [5, 6, 7, 8, 9],
+                "vowel_even_bin": [0, 2, 4, 6, 8],
+                "vowel_odd_bin": [1, 3, 5, 7, 9],
+            },
+        ),
+    ],
+)
+def test_sensitivity_groupings_are_the_stated_classes_against_the_rest(
+    tmp_path, multiclass, groupings
+):
+    """lauriola2018_memo_groupings: each binary set is its multiclass set's
+    rows and features, positive exactly on the classes its entry names."""
+    fetch(multiclass, REGISTRY[multiclass], tmp_path / multiclass, mirrors=[MIRROR])
+    whole = build_dataset(multiclass, REGISTRY[multiclass], tmp_path / multiclass)
+    for name, positive in groupings.items():
+        fetch(name, REGISTRY[name], tmp_path / name, mirrors=[MIRROR])
+        ds = build_dataset(name, REGISTRY[name], tmp_path / name)
+        np.testing.assert_array_equal(ds.X, whole.X)
+        np.testing.assert_array_equal(ds.y, np.isin(whole.y, positive).astype(int))
 
 
 def test_balanced_binary_picks_the_class_set_closest_to_half():

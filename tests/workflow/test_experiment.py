@@ -193,6 +193,30 @@ def test_shipped_experiments_validate_and_resolve(path):
     assert experiment.fit_jobs(exp)
 
 
+def test_the_groupings_study_runs_the_memo_protocol_and_stays_out_of_the_fidelity_report():
+    """lauriola2018_memo_groupings differs from lauriola2018_memo only in its
+    datasets: every candidate grouping of iris and vowel is compared with the
+    paper's cell in its own table, never in the fidelity report."""
+    from mkl.workflow.fidelity import experiment_order
+
+    def load(name):
+        return yaml.safe_load((REPO / "config" / "experiments" / f"{name}.yaml").read_text())
+
+    memo, study = load("lauriola2018_memo"), load("lauriola2018_memo_groupings")
+    for key in ("protocol", "kernels", "algorithms", "execution"):
+        assert study[key] == memo[key], key
+    section = study["paper"]
+    assert section["fidelity"] is False
+    assert {k: v for k, v in section.items() if k not in ("fidelity", "tables", "datasets")} == {
+        k: v for k, v in memo["paper"].items() if k not in ("tables", "datasets")
+    }
+    assert section["tables"]["table1"] == study["datasets"]
+    assert {section["datasets"][ds] for ds in study["datasets"]} == {"iris", "vowel"}
+    # the rule's groupings are lauriola2018_memo's own datasets
+    assert {"iris_bin", "vowel_bin"} <= set(study["datasets"]) & set(memo["datasets"])
+    assert experiment_order({"memo": memo, "study": study}) == ["memo"]
+
+
 def test_schema_requires_each_figure_kinds_fields():
     exp = yaml.safe_load(yaml.safe_dump(BASE))
     exp["figures"] = {"t": {"kind": "timing", "dataset": "a", "series": {"s": {"algorithm": "u"}}}}

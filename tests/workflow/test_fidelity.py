@@ -88,6 +88,18 @@ def test_every_paper_cell_has_a_row_and_a_status():
     assert by[("p", "b", "m1", "accuracy")].status == "failed"
 
 
+def test_a_sensitivity_study_never_supplies_a_cell():
+    """An experiment whose paper section says fidelity: false (several of our
+    datasets for one of the paper's) is not read, even when it alone has run."""
+    study = {**SECTION_P, "tables": {"t1": ["a", "a2"]}, "datasets": {"a": "A", "a2": "A"}}
+    experiments = {**EXPERIMENTS, "study": {"paper": {**study, "fidelity": False}}}
+    summary = _summary([(ds, alg, 0.8, 0.01, 30) for ds in ("a", "a2") for alg in ("alg1", "alg2")])
+    cells = fidelity_table(experiments, {"study": summary}, PAPER)
+    assert "study" not in set(cells["experiment"])
+    a1 = cells[(cells["dataset"] == "A") & (cells["method"] == "m1")].iloc[0]
+    assert (a1.status, a1.experiment) == ("not run: experiment p", "p")
+
+
 def test_summary_counts_within_two_sd_and_ranks_the_tables_without_sd():
     p = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
     p = pd.concat([p, _summary([("b", "alg1", 0.905, 0.01, 3), ("b", "alg2", 0.6, 0.0, 3)])])

@@ -151,6 +151,11 @@ def test_paper_tables_in_the_papers_order_with_marks_and_missing_datasets(tmp_pa
     tex = (tmp_path / "p.tex").read_text()
     assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "±" not in tex
     assert "## t" in (tmp_path / "p.md").read_text()
+    # several of ours for one paper dataset (a sensitivity study): each row names ours
+    study = {**paper, "tables": {"t": ["a", "b"]}, "datasets": {"a": "a", "b": "a"}}
+    rows = paper_tables(paper_comparison(summary, ref, study), study)["t"]
+    assert list(rows["dataset"]) == ["a (a)", "a (b)"]
+    assert rows.loc[1, "uw"] == "50.0 ± 5.0 (90.5 ± 1.0) *"
     table = results_table(
         summary, datasets=["a", "b", "c"], algorithms=["u", "m"], unavailable=["c"]
     )

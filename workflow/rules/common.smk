@@ -115,11 +115,13 @@ def remove_stale_temporaries(root):
 # ---------------------------------------------------------------- targets
 def fidelity_experiments():
     """The experiments whose tables the fidelity report reads: those with a
-    paper section that the configuration builds, and those already run."""
+    paper section (not a sensitivity study's, fidelity: false) that the
+    configuration builds, and those already run."""
     return [
         e
         for e, exp in EXPERIMENTS.items()
-        if "paper" in exp
+        if exp.get("paper", {}).get("fidelity", True)
+        and "paper" in exp
         and (e in config["experiments"] or os.path.exists(f"results/tables/{e}/results.csv"))
     ]
 
