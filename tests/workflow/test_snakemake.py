@@ -393,22 +393,21 @@ def _tables(root):
 
 
 def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path, small_run):
-    """The CV of every grid in 1 job (the shared run) or in k jobs (joined by the
-    fit job): the same selections, test metrics and tables; k larger than the
-    grid is capped."""
+    """The CV of every grid in 1 job (the shared run) or in k = 4 jobs (joined by
+    the fit job): the same selections, test metrics and tables; k larger than
+    the grid is capped (easymkl's 3 points). k = 2, with splits batched, is
+    test_splits_per_job_batches_fits_without_changing_the_tables."""
     assert not (small_run / "results" / "cv").exists()
-    outputs = {1: _tables(small_run)}
-    for k in (2, 4):
-        root = _small_workdir(tmp_path / f"k{k}", grid_chunks=k)
-        run = snakemake(root)
-        assert run.returncode == 0, run.stderr[-3000:]
-        chunks = sorted((root / "results" / "cv").rglob("*.json"))
-        # uniform: min(k, 4) chunks, easymkl: min(k, 3), level (no grid): none; x 2 splits
-        assert len(chunks) == 2 * (min(k, 4) + min(k, 3))
-        outputs[k] = _tables(root)
-    for k in (2, 4):
-        assert outputs[k][0] == outputs[1][0]
-        pd.testing.assert_frame_equal(outputs[k][1], outputs[1][1])
+    root = _small_workdir(tmp_path / "k4", grid_chunks=4)
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    chunks = sorted((root / "results" / "cv").rglob("*.json"))
+    # uniform: 4 chunks, easymkl: min(4, 3), level (no grid): none; x 2 splits
+    assert len(chunks) == 2 * (4 + 3)
+    md, per_split = _tables(root)
+    md_one, per_split_one = _tables(small_run)
+    assert md == md_one
+    pd.testing.assert_frame_equal(per_split, per_split_one)
 
 
 def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
@@ -429,6 +428,8 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path):
             assert fits == sorted(["0.json", "1.json", "2.json"] * 3)
         else:  # uniform, easymkl and level, each in two jobs
             assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 3)
+            # the grids in 2 CV chunks (uniform and easymkl; level has none), x 3 splits
+            assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (2 + 2)
             batch = json.loads(
                 (
                     root / "results" / "fits" / "small" / "gmkl_toy1" / "level" / "splits_0-1.json"
