@@ -39,3 +39,27 @@ def needs_mirror():
     return pytest.mark.skipif(
         not MIRROR.is_dir(), reason=f"dataset mirror {MIRROR} not present (set MKL_SHARED_DIR)"
     )
+
+
+def pytest_collection_modifyitems(items):
+    """The slow end-to-end tests first, then the other workflow tests: under
+    pytest-xdist a long test collected last would start last and run alone at
+    the end (the README's command 1 takes minutes). The order within each group
+    stays the files' order."""
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("slow") is None,
+            item.get_closest_marker("workflow") is None,
+        )
+    )
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker more than there are CPUs. The end-to-end tests
+    wait on subprocesses (a SLURM queue's status checks, Snakemake's serial
+    stages), and a spare worker keeps the CPUs busy meanwhile."""
+    try:
+        cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return cpus + 1
