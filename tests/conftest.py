@@ -42,16 +42,19 @@ def needs_mirror():
 
 
 def pytest_collection_modifyitems(items):
-    """The slow end-to-end tests first, then the other workflow tests: under
-    pytest-xdist a long test collected last would start last and run alone at
-    the end (the README's command 1 takes minutes). The order within each group
-    stays the files' order."""
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("slow") is None,
-            item.get_closest_marker("workflow") is None,
-        )
-    )
+    """The longest tests first, so that none starts last and runs alone at the
+    end: those in fresh virtual environments (slow), the SLURM run, the other
+    end-to-end workflow runs, then the rest, each group in the files' order.
+    pyproject's ``--dist load --maxschedchunk 2`` hands tests to the workers
+    two at a time, so the long ones start together."""
+
+    def rank(item):
+        for i, marker in enumerate(("slow", "slurm", "workflow")):
+            if item.get_closest_marker(marker):
+                return i
+        return 3
+
+    items.sort(key=rank)
 
 
 def pytest_xdist_auto_num_workers(config):
