@@ -161,6 +161,13 @@ def selection_metric(exp: Mapping, dataset: str) -> str:
     return protocol(exp, dataset).get("selection_metric", table_metric(exp))
 
 
+def supplies_fidelity(exp: Mapping) -> bool:
+    """Whether the fidelity report reads this experiment: it has a ``paper``
+    section, and the section does not say ``fidelity: false`` (a sensitivity
+    study, several of our datasets standing for one of the paper's)."""
+    return "paper" in exp and exp["paper"].get("fidelity", True)
+
+
 def fit_jobs(exp: Mapping, datasets=None) -> list[tuple[str, str, int]]:
     """(dataset, algorithm, split) of every fit, over ``datasets`` (default: all
     of the experiment's), each dataset with its own number of repetitions."""

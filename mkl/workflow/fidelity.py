@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import write_text
+from .experiment import supplies_fidelity
 from .tables import (
     PAPER_METRIC_NAMES,
     fmt_pm,
@@ -68,11 +69,7 @@ def experiment_order(experiments: Mapping[str, Mapping]) -> list[str]:
     (the full reproduction wins over a reduced one), then by name; not those
     whose section says ``fidelity: false`` (sensitivity studies, such as
     several class groupings for one paper dataset)."""
-    named = [
-        e
-        for e, x in experiments.items()
-        if x.get("paper", {}).get("fidelity", True) and "paper" in x
-    ]
+    named = [e for e, x in experiments.items() if supplies_fidelity(x)]
     return sorted(named, key=lambda e: (experiments[e]["paper"]["name"] != e, e))
 
 

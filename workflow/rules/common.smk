@@ -120,8 +120,7 @@ def fidelity_experiments():
     return [
         e
         for e, exp in EXPERIMENTS.items()
-        if exp.get("paper", {}).get("fidelity", True)
-        and "paper" in exp
+        if experiment.supplies_fidelity(exp)
         and (e in config["experiments"] or os.path.exists(f"results/tables/{e}/results.csv"))
     ]
 
