@@ -430,10 +430,8 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path, small
     # the grids in 2 CV chunks (uniform and easymkl; level has none), x 3 splits
     assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (2 + 2)
     level = root / "results" / "fits" / "small" / "gmkl_toy1" / "level"
-    assert [r["split"] for r in json.loads((level / "splits_0-1.json").read_text())["records"]] == [
-        0,
-        1,
-    ]
+    batch = json.loads((level / "splits_0-1.json").read_text())
+    assert [r["split"] for r in batch["records"]] == [0, 1]
     _, per_split = _tables(root)
     _, per_split_one = _tables(small_run)
     assert sorted(per_split["split"].unique()) == [0, 1, 2]
