@@ -222,6 +222,12 @@ def check(exp: Mapping) -> None:
                 f"experiment {name!r}: selection_metric {metric!r} on {ds!r} is not a "
                 f"{task(exp)} metric ({', '.join(recorded_metrics(task(exp)))})"
             )
+    paper = exp.get("paper", {})
+    if "paper_metric" in paper and not isinstance(paper.get("metric", "accuracy"), str):
+        raise ValueError(
+            f"experiment {name!r}: paper_metric renames a single metric, given as a string; "
+            f"the paper section lists {paper['metric']}"
+        )
     for alg in exp["algorithms"]:
         _check_task(name, alg, exp["algorithms"][alg], task(exp))
         for ds in exp["datasets"]:

@@ -3,7 +3,7 @@
 paper and overall (the ``fidelity`` stage).
 
 A paper cell is compared by the experiment whose ``paper`` section maps it (a
-paper table, one of our datasets and algorithms, the paper's metric); where
+paper table, one of our datasets and algorithms, one of the paper's metrics); where
 several experiments map the same cell, the first of them that has been run,
 those named after the paper first (``yang2011_gmkl`` over the reduced
 ``quick``, which stands in for it until it has run: the ``experiment`` column
@@ -15,6 +15,7 @@ experiment maps the cell (a metric or method we do not compare).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 
@@ -24,9 +25,9 @@ import pandas as pd
 from .._io import write_text
 from .experiment import supplies_fidelity
 from .tables import (
-    PAPER_METRIC_NAMES,
     fmt_pm,
     paper_comparison,
+    paper_metrics,
     unavailable_datasets,
     write_csv,
 )
@@ -57,13 +58,6 @@ COLUMNS = [
 ]
 
 
-def paper_metric(section: Mapping) -> str:
-    """The name in paper_results.csv of the metric an experiment's ``paper``
-    section compares."""
-    metric = section.get("metric", "accuracy")
-    return section.get("paper_metric", PAPER_METRIC_NAMES.get(metric, metric))
-
-
 def experiment_order(experiments: Mapping[str, Mapping]) -> list[str]:
     """Experiments with a ``paper`` section, those named after their paper first
     (the full reproduction wins over a reduced one), then by name; not those
@@ -89,10 +83,12 @@ def fidelity_table(
     for name in experiment_order(experiments):
         section = experiments[name]["paper"]
         names = section.get("datasets", {})
-        for table, datasets in section["tables"].items():
+        for (_, metric), (table, datasets) in itertools.product(
+            paper_metrics(section), section["tables"].items()
+        ):
             for ds in datasets:
                 for alg, method in section["methods"].items():
-                    key = (section["name"], table, names.get(ds, ds), method, paper_metric(section))
+                    key = (section["name"], table, names.get(ds, ds), method, metric)
                     mapping.setdefault(key, []).append((name, ds, alg))
     compared: dict[str, pd.DataFrame] = {}
     for name, summary in summaries.items():
@@ -137,7 +133,10 @@ def fidelity_table(
         else:
             cmp = compared[name]
             ours = cmp[
-                (cmp["table"] == cell.table) & (cmp["dataset"] == ds) & (cmp["algorithm"] == alg)
+                (cmp["table"] == cell.table)
+                & (cmp["metric"] == cell.metric)
+                & (cmp["dataset"] == ds)
+                & (cmp["algorithm"] == alg)
             ]
             summary = summaries[name]
             fitted = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]

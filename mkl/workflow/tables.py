@@ -9,6 +9,7 @@ deviations.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -115,6 +116,17 @@ PAPER_METRIC_NAMES = {"f1": "f_score"}
 TRANSFORMS = {"none": lambda m: m, "one_minus": lambda m: 1.0 - m}
 
 
+def paper_metrics(paper: Mapping) -> list[tuple[str, str]]:
+    """(our metric, its name in paper_results.csv) for each metric a ``paper``
+    section compares: ``metric`` is one name or a list (Kundu et al. report
+    accuracy and F-score for every cell); ``paper_metric`` renames a single one."""
+    metric = paper.get("metric", "accuracy")
+    metrics = [metric] if isinstance(metric, str) else list(metric)
+    if "paper_metric" in paper and len(metrics) == 1:
+        return [(metrics[0], paper["paper_metric"])]
+    return [(m, PAPER_METRIC_NAMES.get(m, m)) for m in metrics]
+
+
 def results_table(
     summary: pd.DataFrame,
     metric: str = "accuracy",
@@ -171,61 +183,65 @@ def paper_comparison(
     paper: Mapping,
     unavailable: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Our cells beside the paper's for one experiment's ``paper`` section::
+    """Our cells beside the paper's for one experiment's ``paper`` section, a
+    row per cell and metric (``metric``: the paper's name of it)::
 
     paper: {name: yang2011_gmkl, metric: accuracy, scale: 100,
             tables: {table4: [gmkl_toy1]},            # paper table -> our datasets
             datasets: {gmkl_toy1: toy1},              # our name -> paper's name
             methods: {uniform: uniform}}              # our algorithm -> paper's method
     """
-    metric, scale = paper.get("metric", "accuracy"), float(paper.get("scale", 100.0))
+    scale = float(paper.get("scale", 100.0))
     # a paper may report a transform of our metric: one_minus -> 1 - mean (Kloft's 1 - MCC)
     transform = TRANSFORMS[paper.get("transform", "none")]
     ref = paper_results[paper_results["paper"] == paper["name"]]
-    if "metric" in ref:  # papers that report several metrics per cell (Kundu et al.)
-        name = paper.get("paper_metric", PAPER_METRIC_NAMES.get(metric, metric))
-        ref = ref[ref["metric"] == name]
     rows = []
-    for table, datasets in paper["tables"].items():
-        for ds in datasets:
-            pds = paper.get("datasets", {}).get(ds, ds)
-            for alg, pmethod in paper["methods"].items():
-                ours = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
-                theirs = ref[
-                    (ref["table"] == table) & (ref["dataset"] == pds) & (ref["method"] == pmethod)
-                ]
-                if theirs.empty:
-                    continue
-                om = transform(ours[f"{metric}_mean"].iloc[0]) * scale if len(ours) else np.nan
-                os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
-                pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
-                diff = om - pm
-                rows.append(
-                    {
-                        "table": table,
-                        "dataset": ds,
-                        "algorithm": alg,
-                        "ours": NOT_AVAILABLE if ds in unavailable else fmt_pm(om, os_),
-                        "paper": fmt_pm(pm, ps),
-                        "ours_mean": om,
-                        "ours_std": os_,
-                        "paper_mean": pm,
-                        "paper_std": ps,
-                        "difference": round(diff, 2) if np.isfinite(diff) else None,
-                        "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
-                        "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
-                        "n_not_converged": (
-                            int(ours["n_not_converged"].iloc[0])
-                            if len(ours) and "n_not_converged" in ours
-                            else 0
-                        ),
-                    }
-                )
+    for metric, name in paper_metrics(paper):
+        theirs_all = ref[ref["metric"] == name] if "metric" in ref else ref
+        for table, datasets in paper["tables"].items():
+            for ds in datasets:
+                pds = paper.get("datasets", {}).get(ds, ds)
+                for alg, pmethod in paper["methods"].items():
+                    ours = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
+                    theirs = theirs_all[
+                        (theirs_all["table"] == table)
+                        & (theirs_all["dataset"] == pds)
+                        & (theirs_all["method"] == pmethod)
+                    ]
+                    if theirs.empty:
+                        continue
+                    om = transform(ours[f"{metric}_mean"].iloc[0]) * scale if len(ours) else np.nan
+                    os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
+                    pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
+                    diff = om - pm
+                    rows.append(
+                        {
+                            "table": table,
+                            "metric": name,
+                            "dataset": ds,
+                            "algorithm": alg,
+                            "ours": NOT_AVAILABLE if ds in unavailable else fmt_pm(om, os_),
+                            "paper": fmt_pm(pm, ps),
+                            "ours_mean": om,
+                            "ours_std": os_,
+                            "paper_mean": pm,
+                            "paper_std": ps,
+                            "difference": round(diff, 2) if np.isfinite(diff) else None,
+                            "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
+                            "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
+                            "n_not_converged": (
+                                int(ours["n_not_converged"].iloc[0])
+                                if len(ours) and "n_not_converged" in ours
+                                else 0
+                            ),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
 def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataFrame]:
-    """One wide table per paper table, in the paper's order: a row per dataset
+    """One wide table per paper table (and metric, where the section compares
+    several), in the paper's order: a row per dataset
     (the paper's name; with ours in parentheses where several of ours stand for
     one of the paper's), a column per method (the paper's name), each cell
     "ours (paper)", marked " *" where they differ by more than two of the
@@ -233,8 +249,12 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
     out = {}
     names = paper.get("datasets", {})
     methods = paper["methods"]
-    for table, datasets in paper["tables"].items():
-        sub = comparison[comparison["table"] == table] if len(comparison) else comparison
+    metrics = [name for _, name in paper_metrics(paper)]
+    for metric, table in itertools.product(metrics, paper["tables"]):
+        datasets = paper["tables"][table]
+        sub = comparison
+        if len(sub):
+            sub = sub[(sub["table"] == table) & (sub["metric"] == metric)]
         shown = [names.get(ds, ds) for ds in datasets]
         rows = []
         for ds, name in zip(datasets, shown, strict=True):
@@ -251,7 +271,9 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
                     mark += f" {NOT_CONVERGED}"
                 row[pmethod] = f"{h['ours']} ({h['paper']}){mark}"
             rows.append(row)
-        out[table] = pd.DataFrame(rows, columns=["dataset", *methods.values()])
+        # one metric: the paper's table name; several: "table1, f_score"
+        key = table if len(metrics) == 1 else f"{table}, {metric}"
+        out[key] = pd.DataFrame(rows, columns=["dataset", *methods.values()])
     return out
 
 
@@ -379,7 +401,8 @@ def aggregate(
         )
         tables = paper_tables(comparison, exp["paper"])
         wide_caption = (
-            f"# {exp['name']}: ours (paper), test {exp['paper'].get('metric', 'accuracy')} in %, "
+            f"# {exp['name']}: ours (paper), test "
+            f"{' and '.join(m for m, _ in paper_metrics(exp['paper']))} in %, "
             "mean ± std over splits; * where the two differ by more than two of the paper's "
             f"standard deviations.\n\n{exp.get('description', '')}{not_available}"
             f"{unconverged}"

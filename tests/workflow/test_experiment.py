@@ -163,6 +163,11 @@ def test_algorithm_overrides_per_dataset():
             {"f": {"dataset": "a", "series": {"s": {"algorithm": "uniform", "params": {"k": 1}}}}},
             r"in figure 'f', series 's' sets \['k'\]",
         ),
+        (
+            ("paper",),
+            {"name": "p", "metric": ["accuracy", "f1"], "paper_metric": "acc", "tables": {}},
+            "paper_metric renames a single metric",
+        ),
     ],
 )
 def test_check_names_the_bad_reference(path, value, message):

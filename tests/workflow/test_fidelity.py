@@ -88,6 +88,20 @@ def test_every_paper_cell_has_a_row_and_a_status():
     assert by[("p", "b", "m1", "accuracy")].status == "failed"
 
 
+def test_a_section_listing_several_metrics_compares_each():
+    """metric: [accuracy, f1] maps both the accuracy cells and the F-score ones
+    (the paper's f_score), each compared with its own column of ours."""
+    section = {**SECTION_P, "metric": ["accuracy", "f1"]}
+    summary = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
+    summary["f1_mean"], summary["f1_std"] = [0.004, 0.3], [0.001, 0.02]
+    cells = fidelity_table({"p": {"paper": section}}, {"p": summary}, PAPER)
+    by = {(r.dataset, r.method, r.metric): r for r in cells.itertuples()}
+    assert by[("A", "m1", "f_score")].status == "ok"
+    assert by[("A", "m1", "f_score")].ours_mean == pytest.approx(0.4)  # x scale 100
+    assert by[("A", "m1", "accuracy")].ours_mean == pytest.approx(83.0)
+    # without the list the F-score cell is not compared (test above)
+
+
 def test_a_sensitivity_study_never_supplies_a_cell():
     """An experiment whose paper section says fidelity: false (several of our
     datasets for one of the paper's) is not read, even when it alone has run."""

@@ -156,6 +156,14 @@ def test_paper_tables_in_the_papers_order_with_marks_and_missing_datasets(tmp_pa
     rows = paper_tables(paper_comparison(summary, ref, study), study)["t"]
     assert list(rows["dataset"]) == ["a (a)", "a (b)"]
     assert rows.loc[1, "uw"] == "50.0 ± 5.0 (90.5 ± 1.0) *"
+    # several metrics: a table per paper table and metric, each from its own column
+    both = {**paper, "metric": ["accuracy", "f1"]}
+    with_f1 = summary.assign(f1_mean=[0.1, 0.2, 0.3], f1_std=[0.01, 0.01, 0.01])
+    tables = paper_tables(paper_comparison(with_f1, ref, both, unavailable=["c"]), both)
+    assert list(tables) == ["t, accuracy", "t, f_score"]
+    assert tables["t, accuracy"].equals(wide)
+    assert tables["t, f_score"].loc[1, "uw"] == "10.0 ± 1.0 (10.0 ± 1.0)"
+    assert tables["t, f_score"].loc[1, "memo"] == ""  # the paper gives no F-score there
     table = results_table(
         summary, datasets=["a", "b", "c"], algorithms=["u", "m"], unavailable=["c"]
     )
