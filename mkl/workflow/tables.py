@@ -250,7 +250,7 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
     names = paper.get("datasets", {})
     methods = paper["methods"]
     metrics = [name for _, name in paper_metrics(paper)]
-    for metric, table in itertools.product(metrics, paper["tables"]):
+    for table, metric in itertools.product(paper["tables"], metrics):  # the paper's order
         datasets = paper["tables"][table]
         sub = comparison
         if len(sub):
