@@ -196,46 +196,47 @@ def paper_comparison(
     transform = TRANSFORMS[paper.get("transform", "none")]
     ref = paper_results[paper_results["paper"] == paper["name"]]
     rows = []
-    for metric, name in paper_metrics(paper):
+    for (metric, name), (table, datasets) in itertools.product(
+        paper_metrics(paper), paper["tables"].items()
+    ):
         theirs_all = ref[ref["metric"] == name] if "metric" in ref else ref
-        for table, datasets in paper["tables"].items():
-            for ds in datasets:
-                pds = paper.get("datasets", {}).get(ds, ds)
-                for alg, pmethod in paper["methods"].items():
-                    ours = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
-                    theirs = theirs_all[
-                        (theirs_all["table"] == table)
-                        & (theirs_all["dataset"] == pds)
-                        & (theirs_all["method"] == pmethod)
-                    ]
-                    if theirs.empty:
-                        continue
-                    om = transform(ours[f"{metric}_mean"].iloc[0]) * scale if len(ours) else np.nan
-                    os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
-                    pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
-                    diff = om - pm
-                    rows.append(
-                        {
-                            "table": table,
-                            "metric": name,
-                            "dataset": ds,
-                            "algorithm": alg,
-                            "ours": NOT_AVAILABLE if ds in unavailable else fmt_pm(om, os_),
-                            "paper": fmt_pm(pm, ps),
-                            "ours_mean": om,
-                            "ours_std": os_,
-                            "paper_mean": pm,
-                            "paper_std": ps,
-                            "difference": round(diff, 2) if np.isfinite(diff) else None,
-                            "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
-                            "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
-                            "n_not_converged": (
-                                int(ours["n_not_converged"].iloc[0])
-                                if len(ours) and "n_not_converged" in ours
-                                else 0
-                            ),
-                        }
-                    )
+        for ds in datasets:
+            pds = paper.get("datasets", {}).get(ds, ds)
+            for alg, pmethod in paper["methods"].items():
+                ours = summary[(summary["dataset"] == ds) & (summary["algorithm"] == alg)]
+                theirs = theirs_all[
+                    (theirs_all["table"] == table)
+                    & (theirs_all["dataset"] == pds)
+                    & (theirs_all["method"] == pmethod)
+                ]
+                if theirs.empty:
+                    continue
+                om = transform(ours[f"{metric}_mean"].iloc[0]) * scale if len(ours) else np.nan
+                os_ = ours[f"{metric}_std"].iloc[0] * scale if len(ours) else np.nan
+                pm, ps = float(theirs["mean"].iloc[0]), float(theirs["std"].iloc[0])
+                diff = om - pm
+                rows.append(
+                    {
+                        "table": table,
+                        "metric": name,
+                        "dataset": ds,
+                        "algorithm": alg,
+                        "ours": NOT_AVAILABLE if ds in unavailable else fmt_pm(om, os_),
+                        "paper": fmt_pm(pm, ps),
+                        "ours_mean": om,
+                        "ours_std": os_,
+                        "paper_mean": pm,
+                        "paper_std": ps,
+                        "difference": round(diff, 2) if np.isfinite(diff) else None,
+                        "beyond_2sd": bool(np.isfinite(diff) and abs(diff) > 2 * ps),
+                        "n_splits": int(ours["n_splits"].iloc[0]) if len(ours) else 0,
+                        "n_not_converged": (
+                            int(ours["n_not_converged"].iloc[0])
+                            if len(ours) and "n_not_converged" in ours
+                            else 0
+                        ),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
