@@ -121,10 +121,9 @@ def paper_metrics(paper: Mapping) -> list[tuple[str, str]]:
     section compares: ``metric`` is one name or a list (Kundu et al. report
     accuracy and F-score for every cell); ``paper_metric`` renames a single one."""
     metric = paper.get("metric", "accuracy")
-    metrics = [metric] if isinstance(metric, str) else list(metric)
-    if "paper_metric" in paper and len(metrics) == 1:
-        return [(metrics[0], paper["paper_metric"])]
-    return [(m, PAPER_METRIC_NAMES.get(m, m)) for m in metrics]
+    if isinstance(metric, str):  # a list with paper_metric is refused at load (experiment.check)
+        return [(metric, paper.get("paper_metric", PAPER_METRIC_NAMES.get(metric, metric)))]
+    return [(m, PAPER_METRIC_NAMES.get(m, m)) for m in metric]
 
 
 def results_table(
