@@ -25,6 +25,7 @@ from sklearn import metrics as skm
 
 from .exceptions import InputError, SolverError, is_fit_failure
 from .factor_bank import FactorBank
+from .svm import shared_solutions
 
 if TYPE_CHECKING:
     from .base import MKLClassifier
@@ -158,27 +159,29 @@ def cross_validate_grid(
             K_tr = K_va = K.fold(tr, va)
         else:
             K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
-        for rec in records:
-            if "error" in rec:  # failed on an earlier fold
-                continue
-            t0 = time.perf_counter()
-            est = make(**rec["params"])  # an unknown parameter is a caller's error: raised
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    est.fit(K_tr, y[tr])
-                    fold_score = score(est, K_va, y[va], metric)
-                except Exception as exc:
-                    if not is_fit_failure(exc):
-                        raise
-                    rec["error"] = f"fold {int(f)}: {type(exc).__name__}: {exc}"
+        # grid points whose fits end in the same SVM solve it once (mkl.svm.shared_solutions)
+        with shared_solutions():
+            for rec in records:
+                if "error" in rec:  # failed on an earlier fold
                     continue
-                finally:
-                    for w in caught:
-                        if str(w.message) not in rec["warnings"]:
-                            rec["warnings"].append(str(w.message))
-            rec["fold_scores"].append(fold_score)
-            rec["fold_fits"].append(fit_summary(est, time.perf_counter() - t0))
+                t0 = time.perf_counter()
+                est = make(**rec["params"])  # an unknown parameter is a caller's error: raised
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        est.fit(K_tr, y[tr])
+                        fold_score = score(est, K_va, y[va], metric)
+                    except Exception as exc:
+                        if not is_fit_failure(exc):
+                            raise
+                        rec["error"] = f"fold {int(f)}: {type(exc).__name__}: {exc}"
+                        continue
+                    finally:
+                        for w in caught:
+                            if str(w.message) not in rec["warnings"]:
+                                rec["warnings"].append(str(w.message))
+                rec["fold_scores"].append(fold_score)
+                rec["fold_fits"].append(fit_summary(est, time.perf_counter() - t0))
     for rec in records:
         s = np.asarray(rec["fold_scores"], dtype=float)
         ok = "error" not in rec and np.isfinite(s).any()

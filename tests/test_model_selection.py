@@ -93,3 +93,38 @@ def test_cross_validation_of_a_regressor_by_rmse(rng):
     rmse = np.sqrt(np.mean((est.predict(K[:, va][:, :, tr]) - y[va]) ** 2))
     assert recs[1]["fold_scores"][0] == pytest.approx(rmse)
     assert select_best(recs, "rmse") == int(np.argmin([r["mean_score"] for r in recs]))
+
+
+def test_grid_points_ending_in_the_same_svm_solve_it_once_with_the_same_records(rng, monkeypatch):
+    """Grid points whose fits end in the same combination share its SVM within a
+    fold (mkl.svm.shared_solutions), and their records are those of solving it
+    for each point. Here the bank holds one kernel three times: MEMO stops at
+    the uniform weights whatever theta."""
+    import mkl.algorithms.margin as margin
+
+    _, y, K = random_problem(rng, n=60, M=1)
+    K = np.repeat(K, 3, axis=0)
+    folds = np.arange(60) % 3
+    points = grid_points({"theta": [0.0, 1.0, 100.0]})
+    make = functools.partial(mkl.make_estimator, "memo", C=10.0)
+    solves = []
+    real = margin.solve_svm_dual
+
+    def counted(*args, **kwargs):
+        solves.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(margin, "solve_svm_dual", counted)
+    shared = cross_validate_grid(make, K, y, folds, points)
+    assert len(solves) == 3  # one per fold, not one per fold and grid point
+    separate = []
+    for p in points:  # each point alone: its own solves
+        separate += cross_validate_grid(make, K, y, folds, [p])
+    assert len(solves) == 3 + 9
+
+    def without_time(fits):
+        return [{k: v for k, v in f.items() if k != "seconds"} for f in fits]
+
+    for a, b in zip(shared, separate, strict=True):
+        assert a["fold_scores"] == b["fold_scores"]
+        assert without_time(a["fold_fits"]) == without_time(b["fold_fits"])

@@ -42,7 +42,7 @@ from sklearn.svm import NuSVC
 from ..base import BinaryFit, MKLClassifier, threshold_weights
 from ..exceptions import InputError
 from ..kernels import combine, psd_quadratic_forms, spectral_ratio
-from ..svm import SVMSolution, solve_svm_dual
+from ..svm import SVMSolution, shared_solution, solve_svm_dual
 from .inner import inner_problem
 from .iterations import IterationLog, single_solve
 
@@ -207,17 +207,31 @@ def komd_margin_factored(matvec, y: np.ndarray, tol: float = 1e-7) -> Margin:
 
 
 def base_learner(
-    K: np.ndarray, y: np.ndarray, C, svm_tol: float, margin_tol: float, margin=None
+    K: np.ndarray,
+    y: np.ndarray,
+    C,
+    svm_tol: float,
+    margin_tol: float,
+    margin=None,
+    bank: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> SVMSolution:
-    """The SVM on the learned kernel. Hard margin (``C=None``, as in Lauriola et
-    al. 2018): the classifier of a margin solve on ``K`` at ``margin_tol``
-    (``margin`` when it was solved on this very kernel); a C-SVM at ``svm_tol``
-    otherwise, or when the classes are not separable in ``K``."""
+    """The SVM on the learned kernel ``K`` = sum_r weights_r bank_r. Hard margin
+    (``C=None``, as in Lauriola et al. 2018): the classifier of a margin solve
+    on ``K`` at ``margin_tol`` (``margin`` when it was solved on this very
+    kernel); a C-SVM at ``svm_tol`` otherwise, or when the classes are not
+    separable in ``K``. Given ``bank`` and ``weights``, a C-SVM already solved
+    on the same combination in a :func:`mkl.svm.shared_solutions` block (other
+    grid points of model selection) is reused."""
     if C is None:
         margin = margin if margin is not None else komd_margin(K, y, margin_tol)
         if margin.svm is not None:
             return margin.svm
-    return solve_svm_dual(K, y, C, svm_tol)
+    if bank is None:
+        return solve_svm_dual(K, y, C, svm_tol)
+    return shared_solution(
+        bank, weights, y, ("C-SVM", C, svm_tol), lambda: solve_svm_dual(K, y, C, svm_tol)
+    )
 
 
 def _check_unit_interval(name: str, value) -> None:
@@ -302,7 +316,7 @@ class EasyMKL(MKLClassifier):
         weights /= weights.sum()
         K_final = problem.combine(weights)  # step 3
         if problem.representation == "dense":
-            sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol)
+            sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol, None, K, weights)
         else:  # C=None: the bias-free hard margin (mkl.factor_svm)
             sol = problem.solve(K_final, weights, y, self.C, self.svm_tol)
         log = single_solve(
@@ -494,7 +508,14 @@ class MEMO(MKLClassifier):
             K_mu = combine(K, mu)
         same_kernel = K_mu is pt["K"]  # then the last margin solve was on K_mu
         sol = base_learner(
-            K_mu, y, self.C, self.svm_tol, self.margin_tol, margin if same_kernel else None
+            K_mu,
+            y,
+            self.C,
+            self.svm_tol,
+            self.margin_tol,
+            margin if same_kernel else None,
+            K,
+            mu,
         )
         log.inner(sol.converged, "base SVM")
         log.finish()
