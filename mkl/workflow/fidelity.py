@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -384,18 +385,58 @@ def read_cells(path) -> pd.DataFrame:
     return cells
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv]``, run in
-    the repository: copy the fidelity table of the runs to docs/fidelity.csv
-    (the record the README reports) and regenerate the README's results from it."""
-    import shutil
-    import sys
+KEY = ["paper", "table", "dataset", "method", "metric"]
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    source = args[0] if args else "results/tables/fidelity.csv"
-    if os.path.abspath(source) != os.path.abspath("docs/fidelity.csv"):
-        shutil.copyfile(source, "docs/fidelity.csv")
-    changed = update_readme("README.md", "docs/fidelity.csv")
+
+def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str]) -> pd.DataFrame:
+    """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
+    fidelity table where those papers' experiments were run), the other papers'
+    rows kept: a record gathered from runs made at different times, each row
+    naming its experiment. Refuses a paper the record does not hold, or one
+    with no cell run in ``run``."""
+    known = set(record["paper"])
+    unknown = [p for p in papers if p not in known]
+    if unknown:
+        raise ValueError(f"papers {unknown} are not in the record; its papers: {sorted(known)}")
+    taken = run[run["paper"].isin(papers)]
+    for paper in papers:
+        rows = taken[taken["paper"] == paper]
+        if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
+            raise ValueError(f"no cell of {paper} was run in this fidelity table")
+    replaced = record["paper"].isin(papers)
+    if sorted(map(tuple, taken[KEY].values)) != sorted(
+        map(tuple, record.loc[replaced, KEY].values)
+    ):
+        raise ValueError(f"the fidelity table's cells of {list(papers)} differ from the record's")
+    merged = pd.concat([record[~replaced], taken], ignore_index=True)
+    order = {tuple(k): i for i, k in enumerate(record[KEY].values)}
+    position = [order[tuple(k)] for k in merged[KEY].values]
+    return merged.iloc[np.argsort(position)].reset_index(drop=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv] [--papers P ...]``,
+    run in the repository: copy the fidelity table of the runs to
+    docs/fidelity.csv (the record the README reports), or with ``--papers``
+    only those papers' rows (the others stay as recorded), and regenerate the
+    README's results from it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mkl.workflow.fidelity", description=main.__doc__.splitlines()[0]
+    )
+    parser.add_argument("source", nargs="?", default="results/tables/fidelity.csv")
+    parser.add_argument(
+        "--papers", nargs="+", metavar="PAPER", help="update only these papers' rows"
+    )
+    args = parser.parse_args(argv)
+    record = "docs/fidelity.csv"
+    if args.papers:
+        merged = merge_record(read_cells(record), read_cells(args.source), args.papers)
+        write_csv(merged, record)
+    elif os.path.abspath(args.source) != os.path.abspath(record):
+        shutil.copyfile(args.source, record)
+    changed = update_readme("README.md", record)
     print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
 
 

@@ -10,9 +10,11 @@ import pytest
 
 from mkl.workflow.fidelity import (
     COLUMNS,
+    NOT_RUN,
     OK,
     README_BEGIN,
     README_END,
+    merge_record,
     read_cells,
     readme_results,
     update_readme,
@@ -53,3 +55,29 @@ def test_update_rewrites_only_the_generated_block(tmp_path):
     readme.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(ValueError, match="has no block between"):
         update_readme(readme, csv)
+
+
+def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
+    record = read_cells(RECORD)
+    # the record merged with itself is the record, byte for byte once written
+    same = merge_record(record, record, ["xu2010_smkl"])
+    same.to_csv(tmp_path / "same.csv", index=False)
+    assert (tmp_path / "same.csv").read_bytes() == RECORD.read_bytes()
+    # a run in which only xu2010_smkl was run (the others read "not run"), rows shuffled
+    run = record.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    xu = run["paper"] == "xu2010_smkl"
+    run.loc[xu, "ours_mean"] = 50.0
+    run.loc[~xu, "status"] = f"{NOT_RUN}: experiment elsewhere"
+    merged = merge_record(record, run, ["xu2010_smkl"])
+    assert merged[["paper", "table", "dataset", "method"]].equals(
+        record[["paper", "table", "dataset", "method"]]
+    )
+    assert (merged.loc[merged["paper"] == "xu2010_smkl", "ours_mean"] == 50.0).all()
+    others = merged["paper"] != "xu2010_smkl"
+    assert merged[others].equals(record[others])
+    with pytest.raises(ValueError, match="not in the record"):
+        merge_record(record, run, ["nobody2020"])
+    with pytest.raises(ValueError, match="no cell of yang2011_gmkl was run"):
+        merge_record(record, run, ["yang2011_gmkl"])
+    with pytest.raises(ValueError, match="differ from the record"):
+        merge_record(record, run.drop(index=run.index[xu][0]), ["xu2010_smkl"])
