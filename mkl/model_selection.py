@@ -25,7 +25,7 @@ from sklearn import metrics as skm
 
 from .exceptions import InputError, SolverError, is_fit_failure
 from .factor_bank import FactorBank
-from .svm import shared_solutions
+from .solution_cache import shared_solutions
 
 if TYPE_CHECKING:
     from .base import MKLClassifier
@@ -159,7 +159,7 @@ def cross_validate_grid(
             K_tr = K_va = K.fold(tr, va)
         else:
             K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
-        # grid points whose fits end in the same SVM solve it once (mkl.svm.shared_solutions)
+        # grid points whose fits end in the same SVM solve it once (mkl.solution_cache)
         with shared_solutions():
             for rec in records:
                 if "error" in rec:  # failed on an earlier fold

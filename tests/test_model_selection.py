@@ -97,7 +97,7 @@ def test_cross_validation_of_a_regressor_by_rmse(rng):
 
 def test_grid_points_ending_in_the_same_svm_solve_it_once_with_the_same_records(rng, monkeypatch):
     """Grid points whose fits end in the same combination share its SVM within a
-    fold (mkl.svm.shared_solutions), and their records are those of solving it
+    fold (mkl.solution_cache.shared_solutions), and their records are those of solving it
     for each point. Here the bank holds one kernel three times: MEMO stops at
     the uniform weights whatever theta."""
     import mkl.algorithms.margin as margin

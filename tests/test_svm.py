@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mkl.svm import shared_solution, shared_solutions, solve_svm_dual
+from mkl.svm import solve_svm_dual
 
 from .conftest import random_problem
 from .reference import svm_dual_value
@@ -94,32 +94,3 @@ def test_dense_inner_problem_solves_hard_margin_by_libsvm(rng):
         sol = inner.solve(inner.combine(theta), theta, y, None, 1e-6)
         assert not sol.at_bound
     assert inner.smo_iterations == []  # C = None: never the warm solver
-
-
-def test_shared_solution_solves_each_problem_once_inside_a_block_only(rng):
-    _, y, K = random_problem(rng, n=30, M=3)
-    calls = []
-
-    def solve():
-        calls.append(1)
-        return solve_svm_dual(K[0], y, 1.0)
-
-    w, other = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
-    shared_solution(K, w, y, ("C-SVM", 1.0), solve)
-    shared_solution(K, w, y, ("C-SVM", 1.0), solve)
-    assert len(calls) == 2  # outside a block every call solves
-    with shared_solutions():
-        first = shared_solution(K, w, y, ("C-SVM", 1.0), solve)
-        again = shared_solution(K, w, y, ("C-SVM", 1.0), solve)
-        assert len(calls) == 3
-        np.testing.assert_array_equal(again.dual_coef, first.dual_coef)
-        again.dual_coef[:] = 0  # each caller gets its own copy
-        assert np.any(shared_solution(K, w, y, ("C-SVM", 1.0), solve).dual_coef != 0)
-        # another combination, other labels, other settings or another bank: solved anew
-        shared_solution(K, other, y, ("C-SVM", 1.0), solve)
-        shared_solution(K, w, -y, ("C-SVM", 1.0), solve)
-        shared_solution(K, w, y, ("C-SVM", 10.0), solve)
-        shared_solution(K.copy(), w, y, ("C-SVM", 1.0), solve)
-        assert len(calls) == 7
-    shared_solution(K, w, y, ("C-SVM", 1.0), solve)
-    assert len(calls) == 8  # the block's solutions are gone with it

@@ -42,7 +42,8 @@ from sklearn.svm import NuSVC
 from ..base import BinaryFit, MKLClassifier, threshold_weights
 from ..exceptions import InputError
 from ..kernels import combine, psd_quadratic_forms, spectral_ratio
-from ..svm import SVMSolution, shared_solution, solve_svm_dual
+from ..solution_cache import shared_solution
+from ..svm import SVMSolution, solve_svm_dual
 from .inner import inner_problem
 from .iterations import IterationLog, single_solve
 
@@ -221,7 +222,7 @@ def base_learner(
     on ``K`` at ``margin_tol`` (``margin`` when it was solved on this very
     kernel); a C-SVM at ``svm_tol`` otherwise, or when the classes are not
     separable in ``K``. Given ``bank`` and ``weights``, a C-SVM already solved
-    on the same combination in a :func:`mkl.svm.shared_solutions` block (other
+    on the same combination in a :func:`mkl.solution_cache.shared_solutions` block (other
     grid points of model selection) is reused."""
     if C is None:
         margin = margin if margin is not None else komd_margin(K, y, margin_tol)
