@@ -161,18 +161,24 @@ class Env:
 
     @property
     def environ(self) -> dict[str, str]:
+        # a user's shell: none of the test machine's Python settings. Among them
+        # PYTHONDONTWRITEBYTECODE (set on the machines here), with which every
+        # process of the run, each of command 1's 52 jobs, compiled scikit-learn,
+        # SciPy, pandas and Snakemake from source again (2.3 s more CPU for an
+        # import of sklearn.svm alone): this test took 467 CPU-s instead of 293
+        drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
+        drop += ("PYTHONDONTWRITEBYTECODE",)
         env = {
             k: v
             for k, v in os.environ.items()
-            if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
-            and not k.startswith(("CONDA_", "PYTEST_"))
+            if k not in drop and not k.startswith(("CONDA_", "PYTEST_"))
         }
         env["VIRTUAL_ENV"] = str(self.venv)
         env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
         # no byte-compiling of every installed module at install time (about 20 s of
         # command 1's install): Python compiles the modules a run imports when it
-        # imports them; what is installed and run is the same
+        # first imports them and keeps them; what is installed and run is the same
         env["PIP_COMPILE"] = "0"
         return env
 
@@ -261,6 +267,14 @@ def test_readme_commands_are_found():
         assert (REPO / "config" / "experiments" / f"{target}.yaml").is_file(), target
 
 
+def test_commands_that_only_name_targets_join_one_dry_run():
+    assert _plain_targets("snakemake --cores 2 quick fidelity") == ["quick", "fidelity"]
+    assert _plain_targets("snakemake kundu2010_similarity") == ["kundu2010_similarity"]
+    for command in ("snakemake", "snakemake -n", "snakemake --unlock", "snakemake --cores 2"):
+        assert _plain_targets(command) is None, command
+    assert _plain_targets("snakemake --cores 2 --report r.html quick") is None
+
+
 def test_readme_paths_exist():
     """Every repository path the README names in backticks exists."""
     spans = re.findall(r"`([^`\s]+)`", README)
@@ -290,10 +304,19 @@ def test_readme_module_names_exist():
             break
 
 
-def test_python_examples_run_here(tmp_path):
-    """Every ```python block of the README, in the current environment."""
+def test_python_examples_run_here(tmp_path, request):
+    """Every ```python block of the README, in the current environment. When
+    this session also runs the library-alone test below, that test runs the
+    library section's blocks (in a fresh environment with the library alone,
+    the stricter check), and only the other sections' blocks run here: each
+    block runs once per session."""
     blocks = [b for b in code_blocks() if b.lang == "python"]
     assert blocks
+    library_alone = test_library_example_in_an_environment_with_the_library_alone.__name__
+    if any(item.name == library_alone for item in request.session.items):
+        blocks = [b for b in blocks if b.section != "The library"]
+        if not blocks:
+            pytest.skip(f"every python block is in the library section: {library_alone} runs them")
     for i, block in enumerate(blocks):
         script = tmp_path / f"block{i}.py"
         script.write_text(block.code)
@@ -422,13 +445,34 @@ def _check_report(env: Env) -> list[str]:
     return failures
 
 
+def _plain_targets(command: str) -> list[str] | None:
+    """The targets of a ``snakemake [--cores N] target ...`` command; None for
+    any other (no target, or options beyond ``--cores``)."""
+    words = shlex.split(command)[1:]
+    if words[:1] == ["--cores"]:
+        words = words[2:]
+    if not words or any(w.startswith("-") for w in words):
+        return None
+    return words
+
+
 def _check_dry_runs(env: Env) -> list[str]:
-    """``snakemake -n`` of every target of the experiments table (one command: a
-    DAG each costs seconds; when it fails, each target alone names the culprit)
-    and of every snakemake command of the README (but cluster-profile commands,
-    which need a cluster, and commands with <placeholders>)."""
+    """``snakemake -n`` of every target of the experiments table and of every
+    README command that only names targets (``snakemake --cores 2 quick``), in
+    one command: a DAG costs seconds each; when it fails, each target alone
+    names the culprit. Then every other snakemake command of the README (but
+    cluster-profile commands, which need a cluster, and commands with
+    <placeholders>), as a dry run where it would compute."""
     failures = []
-    targets = target_table()
+    commands = []
+    for command in snakemake_commands():
+        words = shlex.split(command)
+        if "--report" in words or "--profile" in words or re.search(r"<\w+>", command):
+            continue
+        if _plain_targets(command) is None:
+            commands.append(command)
+    named = [t for c in snakemake_commands() for t in _plain_targets(c) or []]
+    targets = list(dict.fromkeys(target_table() + named))
     step = env.run(shlex.join(["snakemake", "-n", "--cores", "2", *targets]), timeout=900)
     if step.returncode != 0:
         for target in targets:
@@ -436,15 +480,13 @@ def _check_dry_runs(env: Env) -> list[str]:
             if alone.returncode != 0:
                 failures.append(alone.message)
         failures = failures or [step.message]
-    commands = []
-    for command in snakemake_commands():
+    dry = []
+    for command in commands:
         words = shlex.split(command)
-        if "--report" in words or "--profile" in words or re.search(r"<\w+>", command):
-            continue
         if not {"--unlock", "-n", "--dry-run", "--lint"} & set(words):
             words.insert(1, "-n")
-        commands.append(shlex.join(words))
-    for command in dict.fromkeys(commands):
+        dry.append(shlex.join(words))
+    for command in dict.fromkeys(dry):
         step = env.run(command, timeout=900)
         if step.returncode != 0:
             failures.append(step.message)

@@ -43,6 +43,9 @@ TINY = {
         },
     },
     "overrides": {"sonar": {"protocol": {"train_fraction": 0.6}}},
+    # both splits in one fit job, as the shipped experiments run (a job's start-up,
+    # about 2 s of imports, is most of a tiny fit); one job per split is SMALL's
+    "execution": {"splits_per_job": 2},
     "figures": {
         "lam_curve": {
             "kind": "sweep",
@@ -100,6 +103,12 @@ TINY = {
 }
 
 
+def batch_record(path, split):
+    """The record of ``split`` in a fit job's file of several splits."""
+    records = json.loads(path.read_text())["records"]
+    return next(r for r in records if r["split"] == split)
+
+
 def snakemake(workdir, *args):
     cmd = [
         sys.executable,
@@ -148,9 +157,9 @@ def test_tiny_experiment_end_to_end(workdir):
     assert "## table4" in wide and "(66.3 ± 5.3)" in wide  # ours (the paper's toy1 uniform)
     assert "tabular" in (workdir / "results" / "tables" / "tiny" / "paper_tables.tex").read_text()
     # the sonar override: 60% of its 208 points train, gmkl_toy1 keeps 50% of 300
-    fit = json.loads((workdir / "results/fits/tiny/sonar/uniform/0.json").read_text())
+    fit = batch_record(workdir / "results/fits/tiny/sonar/uniform/splits_0-1.json", 0)
     assert fit["n_train"] == int(0.6 * 208)  # scikit-learn rounds the training part down
-    fit = json.loads((workdir / "results/fits/tiny/gmkl_toy1/uniform/0.json").read_text())
+    fit = batch_record(workdir / "results/fits/tiny/gmkl_toy1/uniform/splits_0-1.json", 1)
     assert fit["n_train"] == 150
     assert "| -" in (workdir / "results/tables/tiny/results.md").read_text()  # sweep not on sonar
     figures = workdir / "results" / "figures" / "tiny"
@@ -223,7 +232,8 @@ def test_unavailable_dataset_is_reported_not_fatal(workdir):
     assert "dataset 'ghost' is not available: tried http://127.0.0.1:9/ghost.tsv.gz" in lines[0]
     # the other dataset's fits finished, and the tables say which one is missing
     fits = list((workdir / "results" / "fits" / "tiny" / "gmkl_toy1").rglob("*.json"))
-    assert len(fits) == 2  # 1 algorithm x 2 splits
+    assert len(fits) == 1  # 1 algorithm: its 2 splits in one job
+    assert [r["split"] for r in json.loads(fits[0].read_text())["records"]] == [0, 1]
     assert not (workdir / "results" / "fits" / "tiny" / "ghost").exists()
     md = (workdir / "results" / "tables" / "tiny" / "results.md").read_text()
     assert "| ghost     | not available" in md and "Not available:\n- ghost: dataset 'ghost'" in md
@@ -238,6 +248,7 @@ TASKS = {
         "task": "regression",
         "datasets": ["diabetes"],
         "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 2, "seed": 1},
+        "execution": {"splits_per_job": 2},
         "kernels": {
             "families": [{"family": "gaussian", "widths": [0.1, 1.0]}, {"family": "linear"}],
             "features": ["all"],
@@ -258,6 +269,7 @@ TASKS = {
         "task": "novelty",
         "datasets": ["gmkl_toy1"],
         "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 2, "seed": 1},
+        "execution": {"splits_per_job": 2},
         "kernels": {
             "families": [{"family": "gaussian", "widths": [0.1, 1.0]}],
             "features": ["all"],
@@ -284,13 +296,13 @@ def test_regression_and_novelty_experiments_end_to_end(workdir):
     assert set(reg["algorithm"]) == {"svr_rbf", "level"} and reg["n_splits"].eq(2).all()
     assert reg["rmse_mean"].between(40, 90).all() and reg["accuracy_mean"].isna().all()
     assert "test RMSE, mean ± std over splits" in (tables / "reg" / "results.md").read_text()
-    fit = json.loads((workdir / "results/fits/reg/diabetes/level/0.json").read_text())
+    fit = batch_record(workdir / "results/fits/reg/diabetes/level/splits_0-1.json", 0)
     assert set(fit["test"]) == {"rmse", "mae", "r2"} and fit["n_train"] == 221
     assert fit["selected_params"]["epsilon"] == 20
     nov = pd.read_csv(tables / "nov" / "results.csv")
     assert nov["auc_mean"].between(0, 1).all() and nov["n_splits"].eq(2).all()
     assert "test AUC (%)" in (tables / "nov" / "results.md").read_text()
-    fit = json.loads((workdir / "results/fits/nov/gmkl_toy1/uniform/0.json").read_text())
+    fit = batch_record(workdir / "results/fits/nov/gmkl_toy1/uniform/splits_0-1.json", 1)
     assert set(fit["test"]) == {"auc"} and fit["selected_params"]["nu"] in (0.1, 0.5)
     for name in TASKS:
         assert (workdir / "results" / "figures" / name / "results.png").stat().st_size > 1000
@@ -320,6 +332,7 @@ TINY_SIMILARITY = {
         "seed": 3,
         "balanced_classes": True,
     },
+    "execution": {"splits_per_job": 2},
     "kernels": {
         "similarity": {"generator": "perturbed_gaussian", "width": 4.0, "noise": 0.1, "seed": 0},
         "eigendecompose": True,
