@@ -463,16 +463,19 @@ def _check_dry_runs(env: Env) -> list[str]:
     names the culprit. Then every other snakemake command of the README (but
     cluster-profile commands, which need a cluster, and commands with
     <placeholders>), as a dry run where it would compute."""
-    failures = []
-    commands = []
+    failures, targets, dry = [], target_table(), []
     for command in snakemake_commands():
         words = shlex.split(command)
         if "--report" in words or "--profile" in words or re.search(r"<\w+>", command):
             continue
-        if _plain_targets(command) is None:
-            commands.append(command)
-    named = [t for c in snakemake_commands() for t in _plain_targets(c) or []]
-    targets = list(dict.fromkeys(target_table() + named))
+        named = _plain_targets(command)
+        if named is not None:
+            targets += named
+            continue
+        if not {"--unlock", "-n", "--dry-run", "--lint"} & set(words):
+            words.insert(1, "-n")
+        dry.append(shlex.join(words))
+    targets = list(dict.fromkeys(targets))
     step = env.run(shlex.join(["snakemake", "-n", "--cores", "2", *targets]), timeout=900)
     if step.returncode != 0:
         for target in targets:
@@ -480,12 +483,6 @@ def _check_dry_runs(env: Env) -> list[str]:
             if alone.returncode != 0:
                 failures.append(alone.message)
         failures = failures or [step.message]
-    dry = []
-    for command in commands:
-        words = shlex.split(command)
-        if not {"--unlock", "-n", "--dry-run", "--lint"} & set(words):
-            words.insert(1, "-n")
-        dry.append(shlex.join(words))
     for command in dict.fromkeys(dry):
         step = env.run(command, timeout=900)
         if step.returncode != 0:

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from mkl.workflow.tables import read_fit_records
+
 from ..conftest import MIRROR, REPO, needs_mirror
 
 pytestmark = pytest.mark.workflow
@@ -105,8 +107,7 @@ TINY = {
 
 def batch_record(path, split):
     """The record of ``split`` in a fit job's file of several splits."""
-    records = json.loads(path.read_text())["records"]
-    return next(r for r in records if r["split"] == split)
+    return next(r for r in read_fit_records(path) if r["split"] == split)
 
 
 def snakemake(workdir, *args):
@@ -233,7 +234,7 @@ def test_unavailable_dataset_is_reported_not_fatal(workdir):
     # the other dataset's fits finished, and the tables say which one is missing
     fits = list((workdir / "results" / "fits" / "tiny" / "gmkl_toy1").rglob("*.json"))
     assert len(fits) == 1  # 1 algorithm: its 2 splits in one job
-    assert [r["split"] for r in json.loads(fits[0].read_text())["records"]] == [0, 1]
+    assert [r["split"] for r in read_fit_records(fits[0])] == [0, 1]
     assert not (workdir / "results" / "fits" / "tiny" / "ghost").exists()
     md = (workdir / "results" / "tables" / "tiny" / "results.md").read_text()
     assert "| ghost     | not available" in md and "Not available:\n- ghost: dataset 'ghost'" in md
