@@ -25,13 +25,11 @@ _SHARED: ContextVar[dict | None] = ContextVar("mkl_shared_solutions", default=No
 def shared_solutions():
     """Within the block, :func:`shared_solution` solves each problem once.
 
-    Model selection fits one estimator per grid point on the same fold's bank,
-    and the final SVM of several points is often one and the same problem:
     MEMO with theta >= 0.01 puts all its weight on the simplest kernel, so on
     madelon 7 of its 9 grid points end in the same C = 1000 SVM on the linear
-    kernel, 17 s each at n = 1120 (classes that overlap: about 3,200 libsvm
-    iterations per point). :func:`mkl.model_selection.cross_validate_grid`
-    opens one block per fold. The bank must not change inside the block."""
+    kernel: 17-22 s each at n = 1120, where the classes overlap and libsvm
+    needs millions of iterations (5.0 M on a fold of split 0). The bank must
+    not change inside the block."""
     token = _SHARED.set({})
     try:
         yield
