@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn import metrics as skm
 
 from .exceptions import InputError, SolverError, is_fit_failure
 from .factor_bank import FactorBank
@@ -36,10 +35,17 @@ NOVELTY_METRICS = ("auc",)
 ALL_METRICS = METRICS + REGRESSION_METRICS  # every metric a fit record may hold
 LOWER_IS_BETTER = frozenset({"rmse", "mae"})
 
+# The metric functions below import sklearn.metrics when called, not this
+# module: the workflow's table, figure and fidelity stages import it for the
+# metric names above, and importing scikit-learn costs about 1.7 CPU-s (it
+# loads scipy.stats and pandas) in each of those jobs.
+
 
 def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
     """Accuracy, F1, MCC and ROC AUC. Binary: F1 of ``classes[1]``, AUC of the
     decision values. Multiclass: macro F1, multiclass MCC, mean one-vs-rest AUC."""
+    from sklearn import metrics as skm
+
     y_true = np.asarray(y_true)
     out = {
         "accuracy": float(skm.accuracy_score(y_true, y_pred)),
@@ -63,6 +69,8 @@ def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
 
 def regression_metrics(y_true, y_pred) -> dict[str, float]:
     """Root mean squared error, mean absolute error and R^2."""
+    from sklearn import metrics as skm
+
     y_true = np.asarray(y_true, dtype=float)
     y_pred = np.asarray(y_pred, dtype=float)
     return {
@@ -76,6 +84,8 @@ def novelty_metrics(y_true, scores) -> dict[str, float]:
     """ROC AUC of the scores (larger: more normal) against y_true, +1 for an
     inlier and -1 for an outlier (scikit-learn's convention): the chance that a
     random inlier scores above a random outlier. None when one kind is absent."""
+    from sklearn import metrics as skm
+
     y_true = np.asarray(y_true)
     if not np.isin(y_true, (-1, 1)).all():
         raise InputError("novelty labels must be +1 (inlier) or -1 (outlier)")

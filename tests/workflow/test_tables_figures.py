@@ -1,6 +1,8 @@
 """Tables beside the papers' numbers, and the curves behind the figures."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,18 @@ from mkl.workflow.tables import (
     summarise,
     write_paper_tables,
 )
+
+
+def test_the_stages_that_read_results_import_no_scikit_learn():
+    """The aggregate, figure and fidelity jobs read fit records: none pays for
+    importing scikit-learn (about 1.7 CPU-s a job), which mkl.model_selection,
+    whose metric names they use, defers to its metric functions."""
+    probe = (
+        "import sys; import mkl.workflow.tables, mkl.workflow.figures, mkl.workflow.fidelity; "
+        "print(sorted(m for m in ('sklearn', 'scipy.stats') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]", run.stdout
 
 
 def _fit_record(dataset, algorithm, split, acc):
