@@ -161,13 +161,9 @@ class Env:
 
     @property
     def environ(self) -> dict[str, str]:
-        # a user's shell: none of the test machine's Python settings. Among them
-        # PYTHONDONTWRITEBYTECODE (set on the machines here), with which every
-        # process of the run, each of command 1's 52 jobs, compiled scikit-learn,
-        # SciPy, pandas and Snakemake from source again (2.3 s more CPU for an
-        # import of sklearn.svm alone): this test took 467 CPU-s instead of 293
+        # a user's shell: none of the test machine's Python settings (tests/conftest.py
+        # has already removed PYTHONDONTWRITEBYTECODE from every process the tests start)
         drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
-        drop += ("PYTHONDONTWRITEBYTECODE",)
         env = {
             k: v
             for k, v in os.environ.items()
