@@ -34,9 +34,9 @@ import numpy as np
 
 
 def main_workload(n: int, n_test: int, M: int, rank: int, seed: int = 0):
-    from mkl.kernel_factors import nystroem_bank
-    from mkl.kernels import KernelSpec
-    from mkl.synthetic import gmkl_toy
+    from mkl.banks.factor_builders import nystroem_bank
+    from mkl.datasets import gmkl_toy
+    from mkl.kernels.specs import KernelSpec
 
     X, y = gmkl_toy(1, n=n + n_test, seed=seed)
     X = (X - X.mean(0)) / X.std(0)
@@ -51,7 +51,7 @@ def main_workload(n: int, n_test: int, M: int, rank: int, seed: int = 0):
 def text_workload(n_terms: int, n_docs: int = 20000, n_test: int = 5000, seed: int = 0):
     import scipy.sparse as sp
 
-    from mkl.kernel_factors import rank_one_bank
+    from mkl.banks.factor_builders import rank_one_bank
 
     rng = np.random.default_rng(seed)
     total = n_docs + n_test
@@ -82,7 +82,7 @@ def _fit_case(args: dict, queue) -> None:
     from threadpoolctl import threadpool_limits
 
     import mkl
-    from mkl.factor_svm import solve_factored_svm
+    from mkl.solvers.coordinate_descent import solve_factored_svm
 
     with threadpool_limits(limits=args.get("threads", 2)):
         if args["workload"] == "main":

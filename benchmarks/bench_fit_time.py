@@ -36,14 +36,15 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 import mkl
-import mkl.algorithms.inner
 import mkl.algorithms.margin
 import mkl.algorithms.smkl
-import mkl.base
-import mkl.smo
-from mkl.algorithms.inner import DenseKernels
-from mkl.kernels import KernelSpec, compute_bank
-from mkl.synthetic import gmkl_toy
+import mkl.banks.checks
+import mkl.solvers.inner
+import mkl.solvers.smo
+from mkl.datasets import gmkl_toy
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
+from mkl.solvers.inner import DenseKernels
 from mkl.workflow.timing import timing_point
 
 DEFAULT_ALGORITHMS = [
@@ -84,16 +85,16 @@ def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
 
 # the calls timed as SVM solves and as bank passes: (module or class, attribute)
 SVM_CALLS = [
-    (mkl.algorithms.inner, "solve_svm_dual"),
-    (mkl.smo, "solve_svm_smo"),  # imported by DenseKernels.solve at the call
+    (mkl.solvers.inner, "solve_svm_dual"),
+    (mkl.solvers.smo, "solve_svm_smo"),  # imported by DenseKernels.solve at the call
     (mkl.algorithms.margin, "solve_svm_dual"),
     (mkl.algorithms.margin, "komd_margin"),
 ]
 PASS_CALLS = [
-    (mkl.base, "check_training_kernels"),
-    (mkl.algorithms.inner, "combine"),
-    (mkl.algorithms.inner, "psd_quadratic_forms"),
-    (mkl.algorithms.inner, "quadratic_forms"),
+    (mkl.banks.checks, "check_training_kernels"),
+    (mkl.solvers.inner, "combine"),
+    (mkl.solvers.inner, "psd_quadratic_forms"),
+    (mkl.solvers.inner, "quadratic_forms"),
     (DenseKernels, "forms_and_products"),
     (mkl.algorithms.margin, "combine"),
     (mkl.algorithms.margin, "psd_quadratic_forms"),

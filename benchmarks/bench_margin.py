@@ -39,8 +39,9 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 import mkl
-from mkl.algorithms.margin import komd_margin
-from mkl.kernels import KernelSpec, compute_bank
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
+from mkl.solvers.komd import komd_margin
 
 try:  # optional: MKLpy (needs torch); never a runtime dependency
     import torch

@@ -25,7 +25,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 import mkl
-from mkl import similarity
+from mkl.kernels import similarity, spectra
 
 
 def problem(n: int, m: int, seed: int = 0):
@@ -52,8 +52,8 @@ def per_iteration(name, S, y, iterations, **params):
 
 def run(n, m, iterations, repeats):
     S, y = problem(n, m)
-    sp = similarity.eigendecompose(S.mean(0))
-    K = similarity.from_spectrum(sp.vectors[0], np.maximum(sp.values[0], 0))
+    sp = spectra.eigendecompose(S.mean(0))
+    K = spectra.from_spectrum(sp.vectors[0], np.maximum(sp.values[0], 0))
     t_svm = median_time(lambda: SVC(C=1.0, kernel="precomputed").fit(K, y), repeats)
     t_eig = median_time(lambda: scipy.linalg.eigh(S[0]), repeats)
     print(f"\nn = {n}, m = {m}: one SVM fit {t_svm * 1e3:.2f} ms, one eigh {t_eig * 1e3:.2f} ms")

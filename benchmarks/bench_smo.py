@@ -1,4 +1,5 @@
-"""The warm-startable SMO solver (``mkl.smo``) against libsvm (``mkl.svm``, scikit-learn's
+"""The warm-startable SMO solver (``mkl.solvers.smo``) against libsvm
+(``mkl.solvers.libsvm``, scikit-learn's
 ``SVC(kernel='precomputed')``) on cold solves, and what warm starts save.
 
 Every figure printed comes from this one run; BLAS is limited to one thread.
@@ -27,11 +28,12 @@ from _timing import median_time
 from threadpoolctl import threadpool_limits
 
 import mkl
-from mkl.algorithms.inner import DenseKernels
-from mkl.kernels import KernelSpec, compute_bank
-from mkl.smo import solve_svm_smo
-from mkl.svm import solve_svm_dual
-from mkl.synthetic import gmkl_toy
+from mkl.datasets import gmkl_toy
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
+from mkl.solvers.inner import DenseKernels
+from mkl.solvers.libsvm import solve_svm_dual
+from mkl.solvers.smo import solve_svm_smo
 from mkl.workflow.timing import gaussian_bank
 
 

@@ -37,7 +37,8 @@ from sklearn.svm import SVR, OneClassSVM
 from threadpoolctl import threadpool_limits
 
 import mkl
-from mkl.kernels import KernelSpec, compute_bank
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
 
 ALGORITHMS = ["uniform", "simplemkl", "level", "lp_analytic", "gmkl"]
 PARAMS = {"lp_analytic": {"p": 2.0}, "gmkl": {"v": 0.5}}
@@ -81,7 +82,7 @@ def factor_floor(Z, offsets, y, task: str, repeats: int):
     its dual objective on our scale); and our solver's (seconds, objective)."""
     from sklearn.svm import LinearSVR
 
-    from mkl.factor_svm import solve_factored_one_class, solve_factored_svr
+    from mkl.solvers.coordinate_descent import solve_factored_one_class, solve_factored_svr
 
     M = len(offsets) - 1
     theta = np.full(M, 1.0 / M)
@@ -110,7 +111,7 @@ def factor_floor(Z, offsets, y, task: str, repeats: int):
 
 
 def run_factors(sizes: list[int], M: int, rank: int, repeats: int) -> None:
-    from mkl.kernel_factors import nystroem_bank
+    from mkl.banks.factor_builders import nystroem_bank
 
     print(
         "\n| workload | task | F (library solve) | ours, one solve | objective, library / ours "
@@ -133,10 +134,14 @@ def run_factors(sizes: list[int], M: int, rank: int, repeats: int) -> None:
                 F, v_lib, t_one, v_ours = factor_floor(fb.train, fb.offsets, y, task, repeats)
                 for name in ALGORITHMS:
                     if task == "regression":
-                        est = mkl.make_regressor(name, C=1.0, epsilon=0.1, **PARAMS.get(name, {}))
+                        est = mkl.make_estimator(
+                            name, task="regression", C=1.0, epsilon=0.1, **PARAMS.get(name, {})
+                        )
                         t = median_time(lambda e=est, b=fb, y=y: e.fit(b, y), repeats)
                     else:
-                        est = mkl.make_novelty_detector(name, nu=0.2, **PARAMS.get(name, {}))
+                        est = mkl.make_estimator(
+                            name, task="novelty", nu=0.2, **PARAMS.get(name, {})
+                        )
                         t = median_time(lambda e=est, b=fb: e.fit(b), repeats)
                     print(
                         f"| synthetic n={n} (M={M}, rank {rank}) | {task} | {F:.2f} s | "
@@ -169,10 +174,14 @@ def main() -> None:
                 F = floor(K, y, task, args.repeats)
                 for name in ALGORITHMS:
                     if task == "regression":
-                        est = mkl.make_regressor(name, C=1.0, epsilon=0.1, **PARAMS.get(name, {}))
+                        est = mkl.make_estimator(
+                            name, task="regression", C=1.0, epsilon=0.1, **PARAMS.get(name, {})
+                        )
                         t = median_time(lambda e=est, K=K, y=y: e.fit(K, y), args.repeats)
                     else:
-                        est = mkl.make_novelty_detector(name, nu=0.2, **PARAMS.get(name, {}))
+                        est = mkl.make_estimator(
+                            name, task="novelty", nu=0.2, **PARAMS.get(name, {})
+                        )
                         t = median_time(lambda e=est, K=K: e.fit(K), args.repeats)
                     print(
                         f"| {label} (M={args.kernels}) | {task} | {1000 * F:.1f} ms | {name} | "

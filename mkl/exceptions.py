@@ -35,15 +35,3 @@ def is_fit_failure(exc: BaseException) -> bool:
 
     numerical = (np.linalg.LinAlgError, ArithmeticError, ArpackError, ArpackNoConvergence)
     return isinstance(exc, (InputError, SolverError, *numerical))
-
-
-def as_real_float(A, name: str):
-    """``A`` (an array or a scipy.sparse matrix) as float32/float64: kept when it
-    is already one of those, other real numeric dtypes promoted to float64,
-    anything else (strings, objects, complex) refused with an InputError naming ``name``."""
-    if A.dtype in (np.float32, np.float64):
-        return A
-    values = A.data if hasattr(A, "tocsr") else A
-    if not np.issubdtype(A.dtype, np.number) or np.iscomplexobj(values):
-        raise InputError(f"{name} must be real-valued, got dtype {A.dtype}")
-    return A.astype(np.float64)

@@ -1,12 +1,12 @@
-"""Metrics and model selection over a hyperparameter grid by inner cross-validation
-on precomputed kernels.
+"""Model selection over a hyperparameter grid by inner cross-validation on
+precomputed kernels (the metrics are in :mod:`mkl.metrics`).
 
 :func:`cross_validate_grid` fits every grid point on every inner fold's
 training rows and scores the held-out rows (every point and fold recorded);
 :func:`select_best` picks the best mean score (ties: the first point in grid
 order). Classifiers are scored by accuracy, F1, MCC or AUC, regressors
-(``mkl.make_regressor``) by RMSE, MAE or R^2, novelty detectors
-(``mkl.make_novelty_detector``) by the AUC of their scores against labels
+(``make_estimator(name, task="regression")``) by RMSE, MAE or R^2, novelty detectors
+(``task="novelty"``) by the AUC of their scores against labels
 +1 (inlier) / -1 (outlier). The workflow's fit job
 (``mkl.workflow.evaluation.evaluate_split``) then refits the selected point
 on the whole training part and tests it.
@@ -22,96 +22,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .banks.factor_bank import FactorBank
 from .exceptions import InputError, SolverError, is_fit_failure
-from .factor_bank import FactorBank
-from .solution_cache import shared_solutions
+from .metrics import ALL_METRICS, LOWER_IS_BETTER, score
+from .solvers.solution_cache import shared_solutions
 
 if TYPE_CHECKING:
-    from .base import MKLClassifier
-
-METRICS = ("accuracy", "f1", "mcc", "auc")  # classification
-REGRESSION_METRICS = ("rmse", "mae", "r2")
-NOVELTY_METRICS = ("auc",)
-ALL_METRICS = METRICS + REGRESSION_METRICS  # every metric a fit record may hold
-LOWER_IS_BETTER = frozenset({"rmse", "mae"})
-
-# The metric functions below import sklearn.metrics when called, not this
-# module: the workflow's table, figure and fidelity stages import it for the
-# metric names above, and importing scikit-learn costs about 1.7 CPU-s (it
-# loads scipy.stats and pandas) in each of those jobs.
-
-
-def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
-    """Accuracy, F1, MCC and ROC AUC. Binary: F1 of ``classes[1]``, AUC of the
-    decision values. Multiclass: macro F1, multiclass MCC, mean one-vs-rest AUC."""
-    from sklearn import metrics as skm
-
-    y_true = np.asarray(y_true)
-    out = {
-        "accuracy": float(skm.accuracy_score(y_true, y_pred)),
-        "mcc": float(skm.matthews_corrcoef(y_true, y_pred)),
-    }
-    scores = np.asarray(scores, dtype=float)
-    if len(classes) == 2:
-        out["f1"] = float(skm.f1_score(y_true, y_pred, pos_label=classes[1], zero_division=0))
-        pos = y_true == classes[1]
-        out["auc"] = float(skm.roc_auc_score(pos, scores)) if 0 < pos.sum() < len(pos) else None
-    else:
-        out["f1"] = float(skm.f1_score(y_true, y_pred, average="macro", zero_division=0))
-        aucs = [
-            skm.roc_auc_score(y_true == c, scores[:, j])
-            for j, c in enumerate(classes)
-            if 0 < (y_true == c).sum() < len(y_true)
-        ]
-        out["auc"] = float(np.mean(aucs)) if aucs else None
-    return out
-
-
-def regression_metrics(y_true, y_pred) -> dict[str, float]:
-    """Root mean squared error, mean absolute error and R^2."""
-    from sklearn import metrics as skm
-
-    y_true = np.asarray(y_true, dtype=float)
-    y_pred = np.asarray(y_pred, dtype=float)
-    return {
-        "rmse": float(np.sqrt(skm.mean_squared_error(y_true, y_pred))),
-        "mae": float(skm.mean_absolute_error(y_true, y_pred)),
-        "r2": float(skm.r2_score(y_true, y_pred)) if len(y_true) > 1 else None,
-    }
-
-
-def novelty_metrics(y_true, scores) -> dict[str, float]:
-    """ROC AUC of the scores (larger: more normal) against y_true, +1 for an
-    inlier and -1 for an outlier (scikit-learn's convention): the chance that a
-    random inlier scores above a random outlier. None when one kind is absent."""
-    from sklearn import metrics as skm
-
-    y_true = np.asarray(y_true)
-    if not np.isin(y_true, (-1, 1)).all():
-        raise InputError("novelty labels must be +1 (inlier) or -1 (outlier)")
-    inlier = y_true == 1
-    auc = skm.roc_auc_score(inlier, scores) if 0 < inlier.sum() < len(inlier) else None
-    return {"auc": None if auc is None else float(auc)}
-
-
-def task_metrics(estimator, K_test, y_test) -> dict[str, float]:
-    """Every metric of the estimator's task on a test block: classification
-    metrics for a classifier, regression metrics for a regressor, the AUC of
-    ``score_samples`` for a novelty detector (y_test +1 inlier / -1 outlier)."""
-    from sklearn.base import is_outlier_detector, is_regressor
-
-    if is_regressor(estimator):
-        return regression_metrics(y_test, estimator.predict(K_test))
-    if is_outlier_detector(estimator):
-        return novelty_metrics(y_test, estimator.score_samples(K_test))
-    scores = estimator.decision_function(K_test)
-    pred = estimator.labels_from_scores(scores)
-    return classification_metrics(y_test, pred, scores, estimator.classes_)
-
-
-def score(estimator: MKLClassifier, K_test, y_test, metric: str = "accuracy") -> float:
-    value = task_metrics(estimator, K_test, y_test)[metric]
-    return float("nan") if value is None else value
+    from .algorithms.base import BaseMKL
 
 
 def grid_points(grid: Mapping[str, Sequence]) -> list[dict]:
@@ -138,7 +55,7 @@ def _sub_bank(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 
 def cross_validate_grid(
-    make: Callable[..., MKLClassifier],
+    make: Callable[..., BaseMKL],
     K: np.ndarray,
     y: np.ndarray,
     folds: np.ndarray,
@@ -146,7 +63,7 @@ def cross_validate_grid(
     metric: str = "accuracy",
 ) -> list[dict]:
     """Inner CV: ``folds[i]`` is the fold id of training point i. ``K`` is the
-    training block (M, n, n) or a :class:`~mkl.factor_bank.FactorBank`. Each
+    training block (M, n, n) or a :class:`~mkl.banks.factor_bank.FactorBank`. Each
     fold's sub-bank is sliced once and reused across the grid. Returns one record per
     grid point: params, per-fold scores, mean, per-fold fit details and the
     warnings the fits raised.
@@ -169,7 +86,7 @@ def cross_validate_grid(
             K_tr = K_va = K.fold(tr, va)
         else:
             K_tr, K_va = _sub_bank(K, tr, tr), _sub_bank(K, va, tr)
-        # grid points whose fits end in the same SVM solve it once (mkl.solution_cache)
+        # grid points whose fits end in the same SVM solve it once (mkl.solvers.solution_cache)
         with shared_solutions():
             for rec in records:
                 if "error" in rec:  # failed on an earlier fold
@@ -212,7 +129,7 @@ def select_best(records: Sequence[Mapping], metric: str = "accuracy") -> int:
     return int(np.nanargmin(means) if metric in LOWER_IS_BETTER else np.nanargmax(means))
 
 
-def fit_summary(est: MKLClassifier, seconds: float) -> dict:
+def fit_summary(est: BaseMKL, seconds: float) -> dict:
     """What a fitted estimator reports about its solve, JSON-serialisable
     (NaN, e.g. the gap of a method that computes none, as None)."""
 

@@ -13,7 +13,7 @@ def psd_factor(K):
 def svm_dual_value(K, y, C=None, intercept_sq=None):
     """max 1'a - 1/2 (a y)'K(a y), 0 <= a <= C, y'a = 0 (C=None: no upper bound).
     ``intercept_sq`` = b^2: the bias-free SVM whose intercept is a constant feature
-    b (mkl.factor_svm): no y'a = 0, and K + b^2 11'."""
+    b (mkl.solvers.coordinate_descent): no y'a = 0, and K + b^2 11'."""
     n = len(y)
     a = cp.Variable(n)
     L = psd_factor(K)

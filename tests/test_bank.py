@@ -4,8 +4,9 @@ import h5py
 import numpy as np
 import pytest
 
-from mkl.bank import KernelBank
-from mkl.kernels import KernelSpec, compute_bank
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
 
 
 def make_bank(rng, dtype=np.float64):

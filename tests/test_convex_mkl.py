@@ -287,14 +287,17 @@ def test_smkl_theory_step_is_algorithm_2_and_slow_where_the_bound_is_loose():
 
 def test_smkl_needs_finite_c():
     K, y = smkl_problem(4)
-    with pytest.raises(ValueError, match="SMKL needs a finite C"):
+    with pytest.raises(
+        ValueError,
+        match=r"'C' parameter of SMKL must be a float in the range \(0\.0, inf\)\. Got None",
+    ):
         mkl.make_estimator("smkl", C=None).fit(K, y)
-    with pytest.raises(ValueError, match="smoothing must be a positive number"):
+    with pytest.raises(ValueError, match=r"'smoothing' parameter of SMKL must be"):
         mkl.make_estimator("smkl", smoothing=-1).fit(K, y)
     for bad in (0, -1.0, float("nan"), "small", True):
-        with pytest.raises(ValueError, match="smoothing_scale must be a positive number"):
+        with pytest.raises(ValueError, match=r"'smoothing_scale' parameter of SMKL must be"):
             mkl.make_estimator("smkl", smoothing_scale=bad).fit(K, y)
-    with pytest.raises(ValueError, match="step must be one of"):
+    with pytest.raises(ValueError, match=r"'step' parameter of SMKL must be a str among"):
         mkl.make_estimator("smkl", step="fast").fit(K, y)
 
 
@@ -306,8 +309,8 @@ def test_simplemkl_line_search_survives_inexact_svm_solves(monkeypatch):
     K, y = problem(13)
     est = mkl.make_estimator("simplemkl", C=1.0)
     est.fit(K, y)
-    from mkl.algorithms.inner import DenseKernels
     from mkl.algorithms.wrapper import Oracle
+    from mkl.solvers.inner import DenseKernels
 
     oracle = Oracle(DenseKernels(K), y, 1.0, 1e-3)
     base = oracle.evaluate(np.full(6, 1 / 6))
@@ -392,7 +395,8 @@ def test_smkl_adaptive_step_ends_on_a_float32_bank():
     """The extrapolated point's value comes from combined products, the trial's
     from a pass: on a float32 bank they differ by rounding, and backtracking must
     neither take that for curvature forever nor stop short of the gap."""
-    from mkl.kernels import KernelSpec, compute_bank
+    from mkl.kernels.dense import compute_bank
+    from mkl.kernels.specs import KernelSpec
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(70, 12))

@@ -4,8 +4,9 @@ from sklearn.base import clone
 from sklearn.svm import SVC
 
 import mkl
-from mkl.bank import KernelBank
-from mkl.kernels import KernelSpec, combine
+from mkl.banks.algebra import combine
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels.specs import KernelSpec
 
 from .reference import svm_dual_value
 
@@ -90,7 +91,7 @@ def test_kernel_bank_input(rng):
     X = rng.normal(size=(30, 2))
     y = np.where(X[:, 0] > 0, 1, -1)
     specs = [KernelSpec("linear"), KernelSpec("gaussian", 1.0)]
-    from mkl.kernels import compute_bank
+    from mkl.kernels.dense import compute_bank
 
     tr, te, f = compute_bank(specs, X[:20], X[20:])
     bank = KernelBank(train=tr, test=te, specs=specs, y_train=y[:20], y_test=y[20:], factors=f)
@@ -131,9 +132,21 @@ def _bad_inputs(K, y):
         ("2-D", K[0], y, {}, r"wrap a single kernel as K\[None\]"),
         ("non-square", K[:, :, :-1], y, {}, "must be square"),
         ("asymmetric", asym, y, {}, r"K\[1\] is not symmetric"),
-        ("negative C", K, y, {"C": -1.0}, "C must be a positive number or None"),
-        ("zero C", K, y, {"C": 0}, "C must be a positive number"),
-        ("tol", K, y, {"tol": -1}, "tol must be a positive number"),
+        (
+            "negative C",
+            K,
+            y,
+            {"C": -1.0},
+            r"The 'C' parameter of \w+ must be a float in the range \(0\.0, inf\)",
+        ),
+        ("zero C", K, y, {"C": 0}, r"The 'C' parameter of \w+ must be"),
+        (
+            "tol",
+            K,
+            y,
+            {"tol": -1},
+            r"The 'tol' parameter of \w+ must be a float in the range \(0\.0, inf\)",
+        ),
         ("strings", K.astype(str), y, {}, "must be real-valued"),
         ("2-D labels", K, y[:, None], {}, "y must be 1-D"),
         ("nan labels", K, np.where(y > 0, np.nan, 0.0), {}, "y contains NaN"),

@@ -1,4 +1,4 @@
-"""Banks of factors in the kernel-bank file (mkl.bank): round trip of dense and
+"""Banks of factors in the kernel-bank file (mkl.banks.kernel_bank): round trip of dense and
 CSR factors, the layout h5py alone reads, checksums that catch damage, atomic
 writes, kernel selection and inner-CV folds on factors, and fitting from a
 stored bank exactly as from the FactorBank it holds."""
@@ -12,11 +12,11 @@ import scipy.sparse as sp
 
 import mkl
 from mkl._io import CorruptFile
-from mkl.bank import KernelBank
+from mkl.banks.factor_bank import FactorBank
+from mkl.banks.factor_builders import exact_factor_bank, nystroem_bank
+from mkl.banks.kernel_bank import KernelBank
 from mkl.exceptions import InputError
-from mkl.factor_bank import FactorBank
-from mkl.kernel_factors import exact_factor_bank, nystroem_bank
-from mkl.kernels import KernelSpec, expand_bank_spec
+from mkl.kernels.specs import KernelSpec, expand_bank_spec
 from mkl.model_selection import cross_validate_grid
 
 SPEC = {

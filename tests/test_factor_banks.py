@@ -12,8 +12,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import mkl
 from mkl import FactorBank
-from mkl.algorithms.margin import komd_margin
-from mkl.factor_svm import solve_factored_svm
+from mkl.solvers.coordinate_descent import solve_factored_svm
+from mkl.solvers.komd import komd_margin
 
 from . import reference
 from .conftest import random_problem
@@ -171,7 +171,7 @@ def test_easymkl_on_factors_solves_the_same_margin_problem_as_on_the_dense_bank(
 def test_komd_by_projected_gradient_matches_libsvm():
     bank, K, _, y = factored_problem(7)
     Km = K.mean(0) + 0.1 * np.eye(len(y))
-    from mkl.algorithms.margin import komd_margin_factored
+    from mkl.solvers.komd import komd_margin_factored
 
     got = komd_margin_factored(lambda v: Km @ v, y, tol=1e-7)
     want = komd_margin(Km, y, tol=1e-9)

@@ -24,8 +24,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mkl
 from mkl import MultipleKernelClassifier, MultipleKernelRegressor
-from mkl import feature_estimators as fe
-from mkl.kernels import compute_bank, expand_bank_spec
+from mkl.estimators import features as fe
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import expand_bank_spec
 
 SMALL_BANK = {
     "families": [
@@ -210,7 +211,7 @@ def test_single_feature_kernels_from_the_spec(data):
         ({"algorithm": "memo", "representation": "nystroem"}, "needs the kernel matrices"),
         ({"representation": "sparse"}, "unknown kernel representation 'sparse'"),
         ({"representation": {"kind": "nystroem", "rank": 0}}, "positive integer rank"),
-        ({"C": -1.0}, "C must be a positive number"),
+        ({"C": -1.0}, r"'C' parameter of \w+ must be"),
         (
             {"kernels": {**SMALL_BANK, "representation": "dense"}, "representation": "rff"},
             "give it in one place",
@@ -250,7 +251,7 @@ def test_regressor_equals_the_bank_level_regressor_and_tunes_in_a_pipeline():
     reg = MultipleKernelRegressor(kernels=SMALL_BANK, C=1.0, epsilon=0.2).fit(X[:300], y[:300])
     specs = expand_bank_spec(SMALL_BANK, X.shape[1])
     K_tr, K_te, _ = compute_bank(specs, X[:300], X[300:])
-    est = mkl.make_regressor("simplemkl", C=1.0, epsilon=0.2).fit(K_tr, y[:300])
+    est = mkl.make_estimator("simplemkl", task="regression", C=1.0, epsilon=0.2).fit(K_tr, y[:300])
     np.testing.assert_allclose(reg.predict(X[300:]), est.predict(K_te), atol=1e-12)
     assert reg.score(X[300:], y[300:]) > 0.3  # R^2 of SVR on diabetes is about 0.4-0.5
     search = GridSearchCV(

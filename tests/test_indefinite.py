@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import mkl
-from mkl import similarity
 from mkl.algorithms.indefinite import (
     ESKL,
     entropic_kernel,
     loss_and_subgradient,
     project_svm_set,
 )
-from mkl.bank import KernelBank
-from mkl.kernels import KernelSpec
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels import similarity, spectra
+from mkl.kernels.specs import KernelSpec
 
 from .reference import similarity_kernel, similarity_kernel_l3, svm_dual_value, svm_value_sdp
 
@@ -52,17 +52,17 @@ symmetric = arrays(
 
 @given(symmetric)
 def test_transforms_follow_their_eigen_identities(S):
-    sp = similarity.eigendecompose(S)
+    sp = spectra.eigendecompose(S)
     lam, V = sp.values[0], sp.vectors[0]
     tol = 1e-9 * max(1.0, np.abs(S).max())
-    for how in similarity.TRANSFORMS:
-        mu = similarity.transform_spectrum(lam, how)
-        K = similarity.from_spectrum(V, mu)
+    for how in spectra.TRANSFORMS:
+        mu = spectra.transform_spectrum(lam, how)
+        K = spectra.from_spectrum(V, mu)
         assert np.allclose(K, K.T, atol=tol)
         assert np.linalg.eigvalsh((K + K.T) / 2).min() >= -tol * len(S)  # PSD
-    denoise = similarity.from_spectrum(V, similarity.transform_spectrum(lam, "denoise"))
-    flip = similarity.from_spectrum(V, similarity.transform_spectrum(lam, "flip"))
-    shift = similarity.from_spectrum(V, similarity.transform_spectrum(lam, "shift"))
+    denoise = spectra.from_spectrum(V, spectra.transform_spectrum(lam, "denoise"))
+    flip = spectra.from_spectrum(V, spectra.transform_spectrum(lam, "flip"))
+    shift = spectra.from_spectrum(V, spectra.transform_spectrum(lam, "shift"))
     assert np.allclose(flip @ flip, S @ S, atol=tol * np.abs(S).max() * len(S))  # |S|^2 = S^2
     # denoise - S is the negative part of S: PSD, so denoise >= S in the Loewner order
     assert np.linalg.eigvalsh(denoise - S).min() >= -tol * len(S)
@@ -74,16 +74,16 @@ def test_transforms_follow_their_eigen_identities(S):
 
 @given(symmetric)
 def test_test_map_reproduces_the_training_block(S):
-    sp = similarity.eigendecompose(S)
+    sp = spectra.eigendecompose(S)
     lam, V = sp.values[0], sp.vectors[0]
     for how in ("denoise", "flip"):
-        mu = similarity.transform_spectrum(lam, how)
-        P = similarity.test_map(V, lam, mu)
-        K = similarity.from_spectrum(V, mu)
+        mu = spectra.transform_spectrum(lam, how)
+        P = spectra.test_map(V, lam, mu)
+        K = spectra.from_spectrum(V, mu)
         scale = max(1.0, np.abs(S).max()) * len(S)
         # S P = K up to the eigenvalues below the rank tolerance
-        small = np.abs(lam) <= similarity.RANK_TOL * np.abs(lam).max()
-        expected = K - similarity.from_spectrum(V, np.where(small, mu, 0.0))
+        small = np.abs(lam) <= spectra.RANK_TOL * np.abs(lam).max()
+        expected = K - spectra.from_spectrum(V, np.where(small, mu, 0.0))
         assert np.allclose(S @ P, expected, atol=1e-8 * scale)
 
 
@@ -105,8 +105,8 @@ def test_generators_are_seeded_symmetric_and_indefinite(rng):
 def test_spectra_are_computed_once_per_block_and_read_from_the_bank(monkeypatch):
     y, S = indefinite_problem(0, n=20, m=2)
     calls = []
-    real = similarity.eigendecompose
-    monkeypatch.setattr(similarity, "eigendecompose", lambda A: calls.append(1) or real(A))
+    real = spectra.eigendecompose
+    monkeypatch.setattr(spectra, "eigendecompose", lambda A: calls.append(1) or real(A))
     block = S.copy()
     for name in ("denoise", "flip", "rekl"):
         quiet_fit(
@@ -131,10 +131,10 @@ def test_eigen_transform_svm_predicts_through_the_training_eigenvectors():
     K_tr, K_te = S[:, train][:, :, train], S[:, test][:, :, train]
     for name in ("denoise", "flip"):
         est = mkl.make_estimator(name, C=1.0, tol=1e-8).fit(K_tr, y[train])
-        sp = similarity.eigendecompose(K_tr[0])
-        mu = similarity.transform_spectrum(sp.values[0], name)
-        K_psd = similarity.from_spectrum(sp.vectors[0], mu)
-        P = similarity.test_map(sp.vectors[0], sp.values[0], mu)
+        sp = spectra.eigendecompose(K_tr[0])
+        mu = spectra.transform_spectrum(sp.values[0], name)
+        K_psd = spectra.from_spectrum(sp.vectors[0], mu)
+        P = spectra.test_map(sp.vectors[0], sp.values[0], mu)
         ref, _ = svm_dual_value(K_psd, y[train], 1.0)
         assert est.objective_ == pytest.approx(ref, rel=1e-5)
         expected = (K_te[0] @ P) @ est.dual_coef_ + est.intercept_
@@ -292,10 +292,10 @@ def test_emkl_beats_its_start_and_reports_mkl_weights():
 @pytest.mark.parametrize(
     "name, params, message",
     [
-        ("eskl", {"loss": "l4"}, "loss must be one of"),
-        ("eskl", {"rho": -1.0}, "rho must be"),
-        ("emkl", {"tau": 0.0}, "tau must be"),
-        ("indsvm", {"rho": 0.0}, "rho must be"),
+        ("eskl", {"loss": "l4"}, r"'loss' parameter of ESKL must be a str among"),
+        ("eskl", {"rho": -1.0}, r"'rho' parameter of ESKL must be"),
+        ("emkl", {"tau": 0.0}, r"'tau' parameter of EMKL must be"),
+        ("indsvm", {"rho": 0.0}, r"'rho' parameter of IndSVM must be"),
         ("indsvm", {"C": None}, "needs a finite C"),
         ("rekl", {"C": None}, "needs a finite C"),
     ],

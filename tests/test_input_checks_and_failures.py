@@ -12,8 +12,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import mkl
 from mkl.exceptions import InputError, SolverError, is_fit_failure
+from mkl.kernels.spectra import spectra
 from mkl.model_selection import cross_validate_grid, grid_points, select_best
-from mkl.similarity import spectra
 
 from .conftest import random_problem
 
@@ -167,8 +167,8 @@ def test_a_solver_root_finder_failure_is_a_solver_error():
 
 
 def test_stored_spectra_of_another_block_are_refused(rng):
-    from mkl.bank import KernelBank
-    from mkl.kernels import KernelSpec
+    from mkl.banks.kernel_bank import KernelBank
+    from mkl.kernels.specs import KernelSpec
 
     A = rng.normal(size=(2, 20, 20))
     S = A + A.transpose(0, 2, 1)

@@ -1,4 +1,4 @@
-"""Factor constructors (mkl.kernel_factors): exactness where they are exact,
+"""Factor constructors (mkl.banks.factor_builders): exactness where they are exact,
 convergence where they approximate, and normalisations acting on factors exactly
 as on the dense kernel Z Z' they represent (property tests)."""
 
@@ -9,16 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mkl.kernels import (
-    KernelSpec,
-    _normalise_blocks,
-    compute_bank,
+from mkl.banks.factor_builders import (
     linear_group_bank,
     normalise_factors,
     nystroem_bank,
     random_fourier_bank,
     rank_one_bank,
 )
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.functions import normalise_blocks
+from mkl.kernels.specs import KernelSpec
 
 # multiples of 1/8: the dense and factored computations are then exact, so a
 # degenerate kernel (zero variance) is degenerate on both paths, not on one by rounding
@@ -33,7 +33,7 @@ finite = st.integers(-24, 24).map(lambda i: i / 8)
 def test_normalising_factors_normalises_the_kernel_they_represent(Z, T, how):
     K, K_test = Z @ Z.T, T @ Z.T
     try:
-        want_train, want_test, want_f = _normalise_blocks(
+        want_train, want_test, want_f = normalise_blocks(
             how, K.copy(), K_test.copy(), (np.diag(K), (T * T).sum(1))
         )
     except ValueError:  # a degenerate kernel: the factors must be refused too

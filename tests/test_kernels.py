@@ -6,17 +6,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mkl.kernels import (
-    ALL_FEATURES,
-    KernelSpec,
-    combine,
-    compute_bank,
-    compute_test_block,
-    count_kernels,
-    expand_bank_spec,
-    kernel_function,
-    spectral_ratio,
-)
+from mkl.banks.algebra import combine, spectral_ratio
+from mkl.kernels.dense import compute_bank, compute_test_block
+from mkl.kernels.functions import kernel_function
+from mkl.kernels.specs import ALL_FEATURES, KernelSpec, count_kernels, expand_bank_spec
 
 GMKL_BANK = {
     "families": [
@@ -136,7 +129,7 @@ def test_test_block_is_the_kernel_on_test_x_train(X, spec, norm, split):
     if spec.family == "identity":  # 1 only where a training point meets itself
         full = np.vstack([np.eye(n_tr), np.zeros((len(Xte), n_tr))])
     if norm == "unit_diagonal":
-        from mkl.kernels import self_similarity
+        from mkl.kernels.functions import self_similarity
 
         d_all = self_similarity(spec, np.vstack([Xtr, Xte]))
         d_tr = d_all[:n_tr].copy()
@@ -201,7 +194,7 @@ def test_bad_features_are_refused():
 
 
 def test_feature_limit_keeps_the_most_frequent_features():
-    from mkl.kernels import expand_bank_spec, most_frequent_features
+    from mkl.kernels.specs import expand_bank_spec, most_frequent_features
 
     X = np.array([[1, 0, 2, 0], [0, 0, 3, 1], [1, 0, 0, 1], [1, 5, 0, 0]], dtype=float)
     # non-zero counts 3, 1, 2, 2: the top two are feature 0, then 2 (tie with 3: lower index)

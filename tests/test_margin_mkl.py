@@ -8,9 +8,11 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.preprocessing import MinMaxScaler
 
 import mkl
-from mkl.algorithms.margin import komd_margin
-from mkl.kernels import KernelSpec, compute_bank, spectral_ratio
-from mkl.svm import solve_svm_dual
+from mkl.banks.algebra import spectral_ratio
+from mkl.kernels.dense import compute_bank
+from mkl.kernels.specs import KernelSpec
+from mkl.solvers.komd import komd_margin
+from mkl.solvers.libsvm import solve_svm_dual
 
 from .conftest import random_problem
 from .reference import komd, max_margin_mkl, svm_dual_value
@@ -214,10 +216,18 @@ def test_hard_margin_final_svm_is_the_margin_solution(breast_cancer_bank):
 @pytest.mark.parametrize(
     "name, params, message",
     [
-        ("easymkl", {"lam": 1.5}, "lam must be a number in"),
-        ("easymkl", {"lam": -0.1}, "lam must be a number in"),
-        ("memo", {"theta": -1.0}, "theta must be a finite number"),
-        ("memo", {"theta": float("nan")}, "theta must be a finite number"),
+        (
+            "easymkl",
+            {"lam": 1.5},
+            r"'lam' parameter of EasyMKL must be a float in the range \[0\.0, 1\.0\]",
+        ),
+        ("easymkl", {"lam": -0.1}, r"'lam' parameter of EasyMKL must be a float"),
+        (
+            "memo",
+            {"theta": -1.0},
+            r"'theta' parameter of MEMO must be a float in the range \[0\.0, inf\)",
+        ),
+        ("memo", {"theta": float("nan")}, r"'theta' parameter of MEMO must be"),
     ],
 )
 def test_bad_hyperparameters_are_named(problem, name, params, message):
@@ -237,16 +247,16 @@ def test_margin_falls_back_to_projected_gradient_where_libsvm_fails(monkeypatch)
     """libsvm's nu-SVC divides by its margin variable; where that rounds to zero
     its coefficients are inf and scikit-learn raises. The QP is then solved by
     the accelerated projected gradient on K v, to the same value (CVXPY)."""
-    import mkl.algorithms.margin as margin
+    import mkl.solvers.komd as komd_module
 
-    class FailingNuSVC(margin.NuSVC):
+    class FailingNuSVC(komd_module.NuSVC):
         def fit(self, X, y):
             raise ValueError("The dual coefficients or intercepts are not finite.")
 
     _, y, K = random_problem(np.random.default_rng(4), n=30, M=3)
     K = K.sum(0)
     ref_value, _ = komd(K, y)
-    monkeypatch.setattr(margin, "NuSVC", FailingNuSVC)
+    monkeypatch.setattr(komd_module, "NuSVC", FailingNuSVC)
     got = komd_margin(K, y, tol=1e-8)
     assert got.svm is None  # no classifier from this path: base_learner trains one
     assert got.value == pytest.approx(ref_value, rel=1e-5)

@@ -7,13 +7,8 @@ import pytest
 
 import mkl
 from mkl.exceptions import SolverError
-from mkl.model_selection import (
-    classification_metrics,
-    cross_validate_grid,
-    grid_points,
-    regression_metrics,
-    select_best,
-)
+from mkl.metrics import classification_metrics, regression_metrics
+from mkl.model_selection import cross_validate_grid, grid_points, select_best
 
 from .conftest import random_problem
 
@@ -80,12 +75,12 @@ def test_regression_metrics_and_selection_by_an_error():
 
 
 def test_cross_validation_of_a_regressor_by_rmse(rng):
-    """make_regressor's estimators go through the same grid search, scored by
-    RMSE on the held-out fold and selected by the smallest."""
+    """Regressors (make_estimator(name, task="regression")) go through the same
+    grid search, scored by RMSE on the held-out fold and selected by the smallest."""
     X, _, K = random_problem(rng, n=45)
     y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=45)
     folds = np.arange(45) % 3
-    make = functools.partial(mkl.make_regressor, "uniform", epsilon=0.05)
+    make = functools.partial(mkl.make_estimator, "uniform", task="regression", epsilon=0.05)
     recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [0.01, 10.0]}), "rmse")
     assert all(len(r["fold_scores"]) == 3 for r in recs)
     tr, va = np.flatnonzero(folds != 0), np.flatnonzero(folds == 0)
@@ -97,7 +92,7 @@ def test_cross_validation_of_a_regressor_by_rmse(rng):
 
 def test_grid_points_ending_in_the_same_svm_solve_it_once_with_the_same_records(rng, monkeypatch):
     """Grid points whose fits end in the same combination share its SVM within a
-    fold (mkl.solution_cache.shared_solutions), and their records are those of solving it
+    fold (mkl.solvers.solution_cache.shared_solutions), and their records are those of solving it
     for each point. Here the bank holds one kernel three times: MEMO stops at
     the uniform weights whatever theta."""
     import mkl.algorithms.margin as margin

@@ -106,7 +106,7 @@ def test_importing_the_library_loads_none_of_the_workflow_dependencies():
     assert _loaded_after("import mkl", WORKFLOW_DEPENDENCIES | {"sklearn"}) == []
     # scikit-learn itself imports pandas when it is installed (sklearn.utils.fixes):
     # the estimators load nothing else of the workflow's
-    code = "import mkl, mkl.algorithms, mkl.model_selection, mkl.synthetic; mkl.ALGORITHMS"
+    code = "import mkl, mkl.algorithms, mkl.model_selection, mkl.datasets; mkl.ALGORITHMS"
     assert _loaded_after(code, WORKFLOW_DEPENDENCIES - {"pandas"}) == []
 
 
@@ -115,11 +115,12 @@ def test_data_and_kernel_jobs_start_without_the_estimators():
     modules only: they must not pull in scikit-learn, pandas or scipy (about
     1.4 s a job)."""
     code = (
-        "import mkl, mkl.bank, mkl.kernels, mkl.similarity, mkl._io, mkl.workflow.jobs, "
+        "import mkl, mkl.banks.kernel_bank, mkl.kernels.specs, mkl.kernels.spectra, mkl._io, "
+        "mkl.workflow.jobs, "
         "mkl.workflow.fetch, mkl.workflow.dataset, mkl.workflow.splits"
     )
     assert _loaded_after(code, {"sklearn", "pandas", "scipy"}) == []
     # and the estimators are still one attribute away
     import mkl
 
-    assert "easymkl" in mkl.ALGORITHMS and issubclass(mkl.ALGORITHMS["easymkl"], mkl.MKLClassifier)
+    assert "easymkl" in mkl.ALGORITHMS and issubclass(mkl.ALGORITHMS["easymkl"], mkl.BaseMKL)

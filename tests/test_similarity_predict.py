@@ -29,7 +29,7 @@ from sklearn.svm import SVC
 
 import mkl
 from mkl.algorithms import indefinite
-from mkl.kernels import KernelSpec
+from mkl.kernels.specs import KernelSpec
 
 SVM_TOL = 1e-12  # both the library's SVMs and the reference ones: decision values to ~1e-9
 ATOL = 1e-6

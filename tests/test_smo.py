@@ -1,12 +1,12 @@
-"""The warm-startable SMO solver (mkl.smo) against CVXPY and libsvm: the same
+"""The warm-startable SMO solver (mkl.solvers.smo) against CVXPY and libsvm: the same
 dual value, the same decision values, warm starts converging to the same
 solution in fewer iterations, and infeasible starts projected."""
 
 import numpy as np
 import pytest
 
-from mkl.smo import feasible_start, solve_svm_smo
-from mkl.svm import solve_svm_dual
+from mkl.solvers.libsvm import solve_svm_dual
+from mkl.solvers.smo import feasible_start, solve_svm_smo
 
 from . import reference
 from .conftest import random_problem

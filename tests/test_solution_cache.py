@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mkl.solution_cache import shared_solution, shared_solutions
-from mkl.svm import solve_svm_dual
+from mkl.solvers.libsvm import solve_svm_dual
+from mkl.solvers.solution_cache import shared_solution, shared_solutions
 
 from .conftest import random_problem
 

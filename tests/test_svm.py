@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from mkl.svm import solve_svm_dual
+from mkl.solvers.libsvm import solve_svm_dual
 
 from .conftest import random_problem
 from .reference import svm_dual_value
@@ -45,8 +45,8 @@ def test_hard_margin_reports_non_separable_data(rng):
 
 
 def test_quadratic_terms_of_the_oracle(problem):
-    from mkl.algorithms.inner import DenseKernels
     from mkl.algorithms.wrapper import Oracle
+    from mkl.solvers.inner import DenseKernels
 
     _, y, K = problem
     oracle = Oracle(DenseKernels(K), y, 1.0, 1e-3)
@@ -61,7 +61,7 @@ def test_quadratic_terms_of_the_oracle(problem):
 def test_dense_inner_problem_warm_starts_later_solves(problem):
     """The first solve is libsvm's; later ones start from the previous alpha in
     our SMO, and reach the same dual value as a cold libsvm solve."""
-    from mkl.algorithms.inner import DenseKernels
+    from mkl.solvers.inner import DenseKernels
 
     _, y, K = problem
     inner = DenseKernels(K)
@@ -83,7 +83,7 @@ def test_dense_inner_problem_warm_starts_later_solves(problem):
 
 
 def test_dense_inner_problem_solves_hard_margin_by_libsvm(rng):
-    from mkl.algorithms.inner import DenseKernels
+    from mkl.solvers.inner import DenseKernels
 
     X = rng.normal(size=(40, 2))
     y = np.where(X[:, 0] > 0, 1, -1)

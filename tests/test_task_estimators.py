@@ -14,7 +14,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVR, OneClassSVM
 
 import mkl
-from mkl.task_estimators import MKLNoveltyDetector, MKLRegressor, task_algorithms
+from mkl.algorithms.registry import algorithms_for_task
+from mkl.estimators.tasks import MKLNoveltyDetector, MKLRegressor
 
 from . import reference
 
@@ -54,7 +55,13 @@ def _fit(est, *args):
 def test_regression_mkl_matches_cvxpy(name, seed, C, epsilon):
     K, y = regression_problem(seed)
     value, weights = _reference(name, K, y, C, ("regression", epsilon))
-    est = _fit(mkl.make_regressor(name, C=C, epsilon=epsilon, **_params(name), **PRECISE), K, y)
+    est = _fit(
+        mkl.make_estimator(
+            name, task="regression", C=C, epsilon=epsilon, **_params(name), **PRECISE
+        ),
+        K,
+        y,
+    )
     assert est.objective_ == pytest.approx(value, rel=1e-5)
     np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
     assert est.gap_ <= 1e-6
@@ -68,7 +75,7 @@ def test_novelty_mkl_matches_cvxpy(name, seed, nu):
     # kernel; a bank of differently shaped kernels makes the weights interior
     K = np.stack([K[0], K[1], 0.5 * K[2] + 0.5 * np.eye(K.shape[1])])
     value, weights = _reference(name, K, np.zeros(K.shape[1]), None, ("novelty", nu))
-    est = _fit(mkl.make_novelty_detector(name, nu=nu, **_params(name), **PRECISE), K)
+    est = _fit(mkl.make_estimator(name, task="novelty", nu=nu, **_params(name), **PRECISE), K)
     assert est.objective_ == pytest.approx(value, rel=1e-5)
     assert est.objective_ <= 0  # J = -(the one-class dual value)
     np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
@@ -76,13 +83,15 @@ def test_novelty_mkl_matches_cvxpy(name, seed, nu):
 
 def test_one_kernel_is_scikit_learns_svr_and_one_class_svm():
     K, y = regression_problem(4)
-    reg = mkl.make_regressor("linear", C=3.0, epsilon=0.2, kernel_index=2).fit(K, y)
+    reg = mkl.make_estimator("linear", task="regression", C=3.0, epsilon=0.2, kernel_index=2).fit(
+        K, y
+    )
     svr = SVR(kernel="precomputed", C=3.0, epsilon=0.2).fit(K[2], y)
     np.testing.assert_allclose(reg.predict(K), svr.predict(K[2]), atol=1e-10)
-    uniform = mkl.make_regressor("uniform", C=3.0, epsilon=0.2).fit(K, y)
+    uniform = mkl.make_estimator("uniform", task="regression", C=3.0, epsilon=0.2).fit(K, y)
     svr = SVR(kernel="precomputed", C=3.0, epsilon=0.2).fit(K.mean(0), y)
     np.testing.assert_allclose(uniform.predict(K), svr.predict(K.mean(0)), atol=1e-10)
-    nov = mkl.make_novelty_detector("linear", nu=0.3, kernel_index=1).fit(K)
+    nov = mkl.make_estimator("linear", task="novelty", nu=0.3, kernel_index=1).fit(K)
     ocs = OneClassSVM(kernel="precomputed", nu=0.3).fit(K[1])
     n = K.shape[1]
     # our alpha sums to 1, libsvm's to nu n: the scores are libsvm's / (nu n)
@@ -96,10 +105,10 @@ def test_one_kernel_is_scikit_learns_svr_and_one_class_svm():
 @pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic", "gmkl"])
 def test_gap_closes_and_history_is_recorded(name):
     K, y = regression_problem(5, n=60)
-    est = mkl.make_regressor(name, C=1.0, **_params(name)).fit(K, y)
+    est = mkl.make_estimator(name, task="regression", C=1.0, **_params(name)).fit(K, y)
     assert est.converged_ and est.gap_ <= 0.01
     assert len(est.history_) == est.n_iter_ and est.history_[-1]["gap"] == est.gap_
-    nov = mkl.make_novelty_detector(name, nu=0.3, **_params(name)).fit(K)
+    nov = mkl.make_estimator(name, task="novelty", nu=0.3, **_params(name)).fit(K)
     assert nov.converged_ and nov.gap_ <= 0.01
 
 
@@ -110,14 +119,16 @@ def test_held_out_regression_and_outliers():
     sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     K = np.stack([np.exp(-sq / (2 * w**2)) for w in (0.3, 1.0, 3.0)])
     train, test = np.arange(150), np.arange(150, 200)
-    reg = mkl.make_regressor("simplemkl", C=10.0).fit(K[:, train][:, :, train], y[train])
+    reg = mkl.make_estimator("simplemkl", task="regression", C=10.0).fit(
+        K[:, train][:, :, train], y[train]
+    )
     assert reg.score(K[:, test][:, :, train], y[test]) > 0.9  # R^2
     # outliers far from the training cloud score lower than inliers
     X_out = rng.normal(size=(50, 2)) * 0.3 + 4.0
     Z = np.vstack([X[test], X_out])
     sq_te = ((Z[:, None, :] - X[train][None, :, :]) ** 2).sum(-1)
     K_te = np.stack([np.exp(-sq_te / (2 * w**2)) for w in (0.3, 1.0, 3.0)])
-    det = mkl.make_novelty_detector("level", nu=0.1).fit(K[:, train][:, :, train])
+    det = mkl.make_estimator("level", task="novelty", nu=0.1).fit(K[:, train][:, :, train])
     scores = det.score_samples(K_te)
     assert scores[:50].min() > scores[50:].max()
     assert (det.predict(K_te)[50:] == -1).all()
@@ -125,15 +136,15 @@ def test_held_out_regression_and_outliers():
 
 def test_clone_pickle_and_the_algorithms_that_carry_over():
     K, y = regression_problem(7)
-    est = mkl.make_regressor("lp_analytic", p=1.5, C=2.0, epsilon=0.05, tol=1e-3)
+    est = mkl.make_estimator("lp_analytic", task="regression", p=1.5, C=2.0, epsilon=0.05, tol=1e-3)
     assert est.get_params()["algorithm_params"] == {"tol": 1e-3}
     fitted = clone(est).fit(K, y)
     assert fitted.estimator_.p == 1.5 and fitted.estimator_.task.epsilon == 0.05
     again = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(again.predict(K), fitted.predict(K))
-    carry = task_algorithms("regression")
+    carry = algorithms_for_task("regression")
     assert set(REGRESSION) | {"uniform", "linear", "single_best"} == set(carry)
-    assert set(task_algorithms("novelty")) == set(carry) - {"single_best"}
+    assert set(algorithms_for_task("novelty")) == set(carry) - {"single_best"}
 
 
 def test_single_best_kernel_by_cross_validated_squared_error():
@@ -142,7 +153,9 @@ def test_single_best_kernel_by_cross_validated_squared_error():
     from sklearn.model_selection import KFold
 
     K, y = regression_problem(10, n=60, M=4)
-    est = mkl.make_regressor("single_best", C=3.0, epsilon=0.1, cv=3, random_state=2).fit(K, y)
+    est = mkl.make_estimator(
+        "single_best", task="regression", C=3.0, epsilon=0.1, cv=3, random_state=2
+    ).fit(K, y)
     mse = np.zeros(4)
     for tr, va in KFold(3, shuffle=True, random_state=2).split(K[0]):
         for m in range(4):
@@ -154,7 +167,7 @@ def test_single_best_kernel_by_cross_validated_squared_error():
     svr = SVR(kernel="precomputed", C=3.0, epsilon=0.1).fit(K[best], y)
     np.testing.assert_allclose(est.predict(K), svr.predict(K[best]), atol=1e-9)
     with pytest.raises(ValueError, match="does not do novelty"):
-        mkl.make_novelty_detector("single_best").fit(K)
+        mkl.make_estimator("single_best", task="novelty").fit(K)
 
 
 @pytest.mark.parametrize(
@@ -167,7 +180,7 @@ def test_single_best_kernel_by_cross_validated_squared_error():
         (MKLRegressor, {"epsilon": -0.1}, "epsilon must be >= 0"),
         (MKLRegressor, {"epsilon": float("nan")}, "epsilon must be a finite number"),
         (MKLRegressor, {"C": None}, "finite C"),
-        (MKLRegressor, {"C": -1.0}, "C must be a positive number"),
+        (MKLRegressor, {"C": -1.0}, r"'C' parameter of \w+ must be"),
         (MKLNoveltyDetector, {"nu": 0.0}, r"nu must be a number in \(0, 1\]"),
         (MKLNoveltyDetector, {"nu": 1.5}, r"nu must be a number in \(0, 1\]"),
         (MKLRegressor, {"algorithm_params": {"C": 2.0}}, "estimator's own parameters"),
@@ -221,7 +234,7 @@ def test_factored_svr_matches_cvxpy(method, C, epsilon):
     """The SVR with a regularised intercept (liblinear's L1-loss SVR dual)."""
     import scipy.sparse as sp
 
-    from mkl.factor_svm import solve_factored_svr
+    from mkl.solvers.coordinate_descent import solve_factored_svr
 
     bank, (K, _), y = factored_regression_problem(11)
     theta = np.array([0.5, 0.0, 0.3, 0.2])
@@ -241,8 +254,8 @@ def test_factored_svr_matches_cvxpy(method, C, epsilon):
 def test_factored_one_class_matches_cvxpy_and_libsvm(method, nu):
     """The one-class SVM keeps 1'alpha = 1 on factors: its value and offset are
     those of the dense problem, solved by CVXPY and by libsvm."""
-    from mkl.factor_svm import solve_factored_one_class
-    from mkl.svm import solve_one_class_dual
+    from mkl.solvers.coordinate_descent import solve_factored_one_class
+    from mkl.solvers.libsvm import solve_one_class_dual
 
     bank, (K, _), _ = factored_regression_problem(12, n=60)
     theta = np.array([0.1, 0.4, 0.0, 0.5])
@@ -273,7 +286,11 @@ def test_regression_mkl_on_factors_matches_cvxpy(name):
         value, weights = reference.gmkl(K, y, 1.0, 0.5, intercept_sq=b2, task=task)
     else:
         value, weights = reference.l1_mkl(K, y, 1.0, intercept_sq=b2, task=task)
-    est = _fit(mkl.make_regressor(name, C=1.0, epsilon=0.1, **_params(name), **PRECISE), bank, y)
+    est = _fit(
+        mkl.make_estimator(name, task="regression", C=1.0, epsilon=0.1, **_params(name), **PRECISE),
+        bank,
+        y,
+    )
     assert est.objective_ == pytest.approx(value, rel=1e-5)
     np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
     assert est.gap_ <= 1e-6
@@ -288,7 +305,7 @@ def test_novelty_mkl_on_factors_matches_the_dense_problem(name):
     K = np.stack([K[0], K[1], 0.5 * K[2] + 0.5 * np.eye(K.shape[1])])
     value, weights = _reference(name, K, np.zeros(K.shape[1]), None, ("novelty", 0.3))
     est = _fit(
-        mkl.make_novelty_detector(name, nu=0.3, **_params(name), **PRECISE),
+        mkl.make_estimator(name, task="novelty", nu=0.3, **_params(name), **PRECISE),
         mkl.FactorBank(exact_factors(K)),
     )
     assert est.objective_ == pytest.approx(value, rel=1e-5)
@@ -297,15 +314,17 @@ def test_novelty_mkl_on_factors_matches_the_dense_problem(name):
 
 def test_factored_task_estimators_predict_as_the_kernels_they_represent():
     bank, (K, K_test), y = factored_regression_problem(15)
-    reg = mkl.make_regressor("level", C=3.0, epsilon=0.05).fit(bank, y)
+    reg = mkl.make_estimator("level", task="regression", C=3.0, epsilon=0.05).fit(bank, y)
     dense = np.tensordot(reg.weights_, K_test, 1) @ reg.dual_coef_ + reg.intercept_
     np.testing.assert_allclose(reg.predict(bank), dense, atol=1e-8)
-    det = mkl.make_novelty_detector("lp_analytic", nu=0.2, p=2.0).fit(bank)
+    det = mkl.make_estimator("lp_analytic", task="novelty", nu=0.2, p=2.0).fit(bank)
     scores = np.tensordot(det.weights_, K_test, 1) @ det.dual_coef_
     np.testing.assert_allclose(det.score_samples(bank), scores, atol=1e-8)
     np.testing.assert_array_equal(det.predict(bank), np.where(scores - det.offset_ >= 0, 1, -1))
     # single best kernel by cross-validated squared error on the factors' rows
-    best = mkl.make_regressor("single_best", C=3.0, epsilon=0.05, cv=3, random_state=0)
+    best = mkl.make_estimator(
+        "single_best", task="regression", C=3.0, epsilon=0.05, cv=3, random_state=0
+    )
     assert best.fit(bank, y).weights_.sum() == 1.0
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from ..base import BinaryFit, MKLClassifier
 from ..exceptions import InputError
-from .inner import inner_problem
+from ..solvers.inner import inner_problem
+from .base import BaseMKL, BinaryFit
 from .iterations import single_solve
 
 
@@ -26,7 +26,7 @@ def _svm_fit(
     """A baseline's fit: one SVM on a fixed kernel. It computes no gap
     (``gap_`` is NaN) and has converged when its SVM solves have. An
     indefinite kernel that the SVM's solution meets is refused
-    (:func:`mkl.kernels.psd_quadratic_forms`)."""
+    (:func:`mkl.banks.algebra.psd_quadratic_forms`)."""
     problem.check_psd(K_used, sol.dual_coef, f"the combined kernel ({method})")
     log = single_solve(
         method, sol.objective, sol.converged, svm_solves=svm_solves, passes=passes, **extra
@@ -49,7 +49,7 @@ def _one_hot(M: int, m: int) -> np.ndarray:
     return w
 
 
-class UniformMKL(MKLClassifier):
+class UniformMKL(BaseMKL):
     """SVM on the average kernel: weights 1/M, one SVM solve.
 
     Parameters
@@ -61,12 +61,13 @@ class UniformMKL(MKLClassifier):
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
 
-    def __init__(self, C=1.0, tol=1e-3):
+    def __init__(self, C=1.0, tol=1e-3, task="classification"):
         self.C = C
         self.tol = tol
+        self.task = task
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean, self.task)
+        problem = inner_problem(K, K_mean, self._task)
         M = problem.n_kernels
         theta = np.full(M, 1.0 / M)
         combo = problem.uniform_combination(theta)
@@ -74,7 +75,7 @@ class UniformMKL(MKLClassifier):
         return _svm_fit(problem, theta, sol, combo, "UniformMKL")
 
 
-class SingleKernelSVM(MKLClassifier):
+class SingleKernelSVM(BaseMKL):
     """SVM on one kernel of the bank (``kernel_index``); the ``linear`` baseline
     when the workflow passes it the linear kernel."""
 
@@ -82,13 +83,14 @@ class SingleKernelSVM(MKLClassifier):
 
     tasks = ("classification", "regression", "novelty")
 
-    def __init__(self, C=1.0, kernel_index=0, tol=1e-3):
+    def __init__(self, C=1.0, kernel_index=0, tol=1e-3, task="classification"):
         self.C = C
         self.kernel_index = kernel_index
         self.tol = tol
+        self.task = task
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean, self.task)
+        problem = inner_problem(K, K_mean, self._task)
         M = problem.n_kernels
         m = self.kernel_index
         if not (isinstance(m, (int, np.integer)) and -M <= m < M):
@@ -99,11 +101,11 @@ class SingleKernelSVM(MKLClassifier):
         return _svm_fit(problem, theta, sol, problem.kernel(m), "SingleKernelSVM", passes=0)
 
 
-class SingleBestKernel(MKLClassifier):
+class SingleBestKernel(BaseMKL):
     """The kernel with the best ``cv``-fold cross-validated score at the given C
     (ties: the first in bank order), refitted on all points: accuracy over
     stratified folds for classification, mean squared error over plain folds
-    for regression (``mkl.make_regressor("single_best")``).
+    for regression (``mkl.make_estimator("single_best", task="regression")``).
 
     ``history_`` holds each kernel's CV score (``cv_accuracy``, or ``cv_mse``).
     """
@@ -111,16 +113,17 @@ class SingleBestKernel(MKLClassifier):
     accepts_factors = True
     tasks = ("classification", "regression")
 
-    def __init__(self, C=1.0, cv=3, random_state=0, tol=1e-3):
+    def __init__(self, C=1.0, cv=3, random_state=0, tol=1e-3, task="classification"):
         self.C = C
         self.cv = cv
         self.random_state = random_state
         self.tol = tol
+        self.task = task
 
     def _fit_binary(self, K, y, K_mean):
-        problem = inner_problem(K, K_mean, self.task)
+        problem = inner_problem(K, K_mean, self._task)
         M = problem.n_kernels
-        regression = self.task.name == "regression"
+        regression = self._task.name == "regression"
         if regression:
             n_max, what = len(y), "the number of points"
             folds = KFold(self.cv, shuffle=True, random_state=self.random_state)

@@ -18,8 +18,20 @@ from .l1 import LevelMKL
 class GMKL(LevelMKL):
     """Elastic-net MKL: ``v`` = 1 is L1-MKL, ``v`` = 0 is L2-MKL (lp with p = 2)."""
 
-    def __init__(self, C=1.0, v=0.5, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3, verbose=0):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, tau=tau, verbose=verbose)
+    def __init__(
+        self,
+        C=1.0,
+        v=0.5,
+        tol=1e-2,
+        max_iter=500,
+        svm_tol=1e-3,
+        tau=0.3,
+        verbose=0,
+        task="classification",
+    ):
+        super().__init__(
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, tau=tau, verbose=verbose, task=task
+        )
         self.v = v
 
     def _domain(self):

@@ -5,7 +5,7 @@ and the baselines it compares against.
 
 The input bank holds m similarity matrices S_1..S_m (training blocks, symmetric,
 possibly indefinite; their eigendecompositions come from
-:func:`mkl.similarity.spectra`, stored once per bank). With the SVM value
+:func:`mkl.kernels.spectra.spectra`, stored once per bank). With the SVM value
 
     omega(K) = max_{alpha in A} 1'alpha - 1/2 alpha'Y K Y alpha                 (1)
 
@@ -51,19 +51,19 @@ docs/protocols.md, "Reading the papers' equations"):
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Real
 from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import BinaryFit, MKLClassifier
+from ..banks.algebra import spectral_ratio
 from ..exceptions import InputError, SolverError
-from ..kernels import spectral_ratio
-from ..similarity import (
+from ..kernels.spectra import (
     TRANSFORMS,
     from_spectrum,
     spectra,
@@ -71,7 +71,8 @@ from ..similarity import (
     test_map,
     transform_spectrum,
 )
-from ..svm import primal_objective, solve_svm_dual
+from ..solvers.libsvm import primal_objective, solve_svm_dual
+from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog, single_solve
 from .l1 import LevelMKL
 
@@ -82,14 +83,6 @@ def _finite_C(C) -> float:
     if C is None:
         raise InputError("this method needs a finite C (soft margin), got C=None")
     return float(C)
-
-
-def _check_positive(name: str, value, allow_zero: bool = False) -> None:
-    ok = isinstance(value, numbers.Real) and np.isfinite(value)
-    ok = ok and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise InputError(f"{name} must be a finite number {bound}, got {name}={value!r}")
 
 
 def _fit_from_svm(method: str, weights, sol, K_learned, **extra) -> BinaryFit:
@@ -110,7 +103,7 @@ def _fit_from_svm(method: str, weights, sol, K_learned, **extra) -> BinaryFit:
 # --------------------------------------------------------------------------- #
 # Baselines: spectrum transforms and similarities as features                 #
 # --------------------------------------------------------------------------- #
-class EigenTransformSVM(MKLClassifier):
+class EigenTransformSVM(BaseMKL):
     """SVM on the transformed spectrum of each similarity matrix, averaged:
     K = 1/m sum_i V_i diag(mu(lambda_i)) V_i' with ``transform`` one of
     ``denoise`` (clip), ``flip`` (absolute value), ``shift`` (Wu et al. 2005;
@@ -167,7 +160,7 @@ class Shift(EigenTransformSVM):
 assert {Denoise.transform, Flip.transform, Shift.transform} == set(TRANSFORMS)
 
 
-class SimilarityFeaturesSVM(MKLClassifier):
+class SimilarityFeaturesSVM(BaseMKL):
     """Linear SVM with the similarities to the training points as features
     (Kundu et al. 2010, Table 3: "Linear SVM"): K = 1/m sum_i S_i S_i', and a
     test point's kernel row is 1/m sum_i s_i S_i'."""
@@ -216,7 +209,7 @@ def project_svm_set(z: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
     return np.clip(z - t * y, 0.0, C)
 
 
-class IndSVM(MKLClassifier):
+class IndSVM(BaseMKL):
     """SVM with an indefinite kernel (Luss & d'Aspremont, NIPS 2007):
 
         max_{alpha in A} min_{K psd} 1'alpha - 1/2 alpha'YKYalpha + rho ||K - S||_F^2
@@ -237,6 +230,10 @@ class IndSVM(MKLClassifier):
 
     learns_kernel = True
     requires_psd = False
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        "rho": [Interval(Real, 0, np.inf, closed="neither")],
+    }
 
     def __init__(self, C=1.0, rho=1.0, tol=1e-3, max_iter=300, svm_tol=1e-4, verbose=0):
         self.C = C
@@ -245,10 +242,6 @@ class IndSVM(MKLClassifier):
         self.max_iter = max_iter
         self.svm_tol = svm_tol
         self.verbose = verbose
-
-    def _check_params(self):
-        super()._check_params()
-        _check_positive("rho", self.rho)
 
     def _prepare(self, K, K_mean):
         S = (K_mean + K_mean.T) / 2
@@ -341,7 +334,7 @@ def entropic_kernel(H: np.ndarray, tau: float) -> np.ndarray:
     return from_spectrum(V, tau * e / e.sum())
 
 
-class _EntropicMirrorDescent(MKLClassifier):
+class _EntropicMirrorDescent(BaseMKL):
     """The loop shared by ESKL, EMKL and REKL: evaluate the objective and its
     subgradient at the current point (an SVM or MKL solve), keep the best
     point, step with eta_t = sqrt(2 log n / (m t)) / Lip. Subclasses define
@@ -353,6 +346,12 @@ class _EntropicMirrorDescent(MKLClassifier):
     requires_psd = False
 
     patience = 20
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        "rho": [Interval(Real, 0, np.inf, closed="left")],
+        "tau": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "loss": [StrOptions(set(LOSSES))],
+    }
     _inner_solve = "SVM"  # what _evaluate solves (its info["converged"])
 
     def __init__(self, C=1.0, rho=1.0, tau=None, tol=1e-4, max_iter=200, svm_tol=1e-6, verbose=0):
@@ -363,15 +362,6 @@ class _EntropicMirrorDescent(MKLClassifier):
         self.max_iter = max_iter
         self.svm_tol = svm_tol
         self.verbose = verbose
-
-    def _check_params(self):
-        super()._check_params()
-        _check_positive("rho", self.rho, allow_zero=True)
-        if self.tau is not None:
-            _check_positive("tau", self.tau)
-        loss = getattr(self, "loss", "l3")
-        if loss not in LOSSES:
-            raise InputError(f"loss must be one of {LOSSES}, got loss={loss!r}")
 
     def _tau(self, K_mean) -> float:
         tau = float(np.trace(K_mean)) if self.tau is None else float(self.tau)

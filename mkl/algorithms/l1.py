@@ -37,8 +37,19 @@ class SimpleMKL(WrapperMKL):
     as SimpleMKL does.
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=200, svm_tol=1e-3, line_search_tol=0.1, verbose=0):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
+    def __init__(
+        self,
+        C=1.0,
+        tol=1e-2,
+        max_iter=200,
+        svm_tol=1e-3,
+        line_search_tol=0.1,
+        verbose=0,
+        task="classification",
+    ):
+        super().__init__(
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
+        )
         self.line_search_tol = line_search_tol
 
     def _domain(self):
@@ -170,8 +181,12 @@ class LevelMKL(_CuttingPlaneMKL):
     inside the set; it is scaled onto the boundary, where J is smaller.
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3, verbose=0):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
+    def __init__(
+        self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, tau=0.3, verbose=0, task="classification"
+    ):
+        super().__init__(
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
+        )
         self.tau = tau
 
     def _step(self, oracle, state, pt):

@@ -29,8 +29,12 @@ from .wrapper import Oracle, Point, WrapperMKL, record_cut, relative_gap
 
 
 class _LpMKL(WrapperMKL):
-    def __init__(self, C=1.0, p=2.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0):
-        super().__init__(C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
+    def __init__(
+        self, C=1.0, p=2.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0, task="classification"
+    ):
+        super().__init__(
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
+        )
         self.p = p
 
     def _domain(self):
@@ -102,9 +106,19 @@ class LpCuttingPlane(_LpMKL):
     """
 
     def __init__(
-        self, C=1.0, p=2.0, tol=1e-2, max_iter=500, svm_tol=1e-3, taylor_steps=10, verbose=0
+        self,
+        C=1.0,
+        p=2.0,
+        tol=1e-2,
+        max_iter=500,
+        svm_tol=1e-3,
+        taylor_steps=10,
+        verbose=0,
+        task="classification",
     ):
-        super().__init__(C=C, p=p, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose)
+        super().__init__(
+            C=C, p=p, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
+        )
         self.taylor_steps = taylor_steps
 
     def _gap(self, oracle, state, pt):

@@ -18,193 +18,26 @@ optimum). ``komd_margin`` solves it, and
 * :class:`MEMO` maximises rho(K_mu) + theta/2 mu'Q mu over mu = softmax(beta)
   (eq. 2), trading the margin against the spectral ratio of K_mu (eq. 1).
 
-The margin problem is the hot loop. It is libsvm's nu-SVC dual with nu = 2/n
-(see ``komd_margin``). Measured against the alternatives (benchmarks/
-bench_margin.py): as fast as a hard-margin C-SVM (10 ms at n = 1000, 21 HPK
-kernels, where one soft-margin SVC fit takes 6 ms) and as accurate (relative
-duality gap 1e-6 to 1e-5), but where the hulls nearly touch the C-SVM with a
-huge C took 0.5 s and, where they intersect, 50 s, against 5 ms; an
-interior-point QP (Clarabel) took seconds at n = 1000. Every solve reports its
-Frank-Wolfe duality gap, exact for this convex QP.
+The margin problem, solved in :mod:`mkl.solvers.komd`, is the hot loop
+(libsvm's nu-SVC dual with nu = 2/n; benchmarks/bench_margin.py).
 """
 
 from __future__ import annotations
 
-import numbers
-import warnings
-from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import NuSVC
+from sklearn.utils._param_validation import Interval
 
-from ..base import BinaryFit, MKLClassifier, threshold_weights
+from ..banks.algebra import combine, psd_quadratic_forms, spectral_ratio
 from ..exceptions import InputError
-from ..kernels import combine, psd_quadratic_forms, spectral_ratio
-from ..solution_cache import shared_solution
-from ..svm import SVMSolution, solve_svm_dual
-from .inner import inner_problem
+from ..solvers.inner import inner_problem
+from ..solvers.komd import komd_margin, komd_margin_factored
+from ..solvers.libsvm import SVMSolution, solve_svm_dual
+from ..solvers.solution_cache import shared_solution
+from .base import BaseMKL, BinaryFit, threshold_weights
 from .iterations import IterationLog, single_solve
-
-
-@dataclass
-class Margin:
-    """Solution of min_{gamma in Gamma} gamma' Y K Y gamma."""
-
-    gamma: np.ndarray  # (n,) in Gamma
-    coef: np.ndarray  # y * gamma: the kernels' scores are d_r = coef' K_r coef
-    value: float  # rho = gamma' Y K Y gamma, the squared distance between the class hulls
-    gap: float  # relative Frank-Wolfe duality gap, an upper bound on (value - rho*) / value
-    converged: bool  # libsvm stopped on its tolerance, not on the iteration cap
-    svm: SVMSolution | None  # the hard-margin SVM on K (None: the hulls touch, no such SVM)
-
-
-# libsvm's iterations per training point before the margin solve gives up
-# (well-separated classes take 3-5 n, nearly touching hulls hundreds of n, where
-# rho is ~0 anyway and a more accurate ~0 is not worth 0.5 s at n = 1000)
-MAX_ITER_PER_POINT = 20
-
-
-def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
-    """rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma for a PSD kernel ``K`` (n, n)
-    and labels ``y`` in {-1, +1} (KOMD; MEMO eq. 3).
-
-    This QP is libsvm's nu-SVC dual with nu = 2/n: min 1/2 a'YKYa s.t.
-    0 <= a_i <= 1, y'a = 0, 1'a = nu n = 2, i.e. each class's a sums to 1,
-    which makes the box redundant. So gamma = a, solved by libsvm's SMO through
-    ``NuSVC``; unlike a hard-margin C-SVM with a huge C, it needs no box and
-    stays fast when the hulls touch or intersect (rho = 0). libsvm's absolute
-    tolerance is ``tol`` times the squared distance between the class centroids
-    (an upper bound on rho), so that ``tol`` acts relative to the margin.
-    When the hulls are apart, libsvm's classifier is the hard-margin SVM on K:
-    alpha = 2 gamma / rho, objective 2 / rho. ``converged`` is False when
-    libsvm stopped at its iteration cap (hulls touching: rho is about 0).
-    Where libsvm fails (its margin variable rounds to zero and its coefficients
-    come out infinite) the QP is solved by :func:`komd_margin_factored` on
-    ``K @ v`` instead, whose result has no classifier (``svm`` None).
-    """
-    y = np.asarray(y, dtype=np.float64)
-    n = len(y)
-    pos = y > 0
-    centroid_gap = np.where(pos, 1.0 / pos.sum(), -1.0 / (~pos).sum())
-    scale = float(centroid_gap @ K @ centroid_gap)
-    if not scale > 1e-12 * float(np.mean(np.diag(K))):  # equal centroids: rho = 0
-        scale = float(np.mean(np.diag(K))) or 1.0
-    # the dual has no linear term, so its gradient scales with K: stopping at
-    # tol * scale on K is stopping at tol on K / scale, without the copy
-    svc = NuSVC(nu=2.0 / n, kernel="precomputed", tol=tol * scale, max_iter=MAX_ITER_PER_POINT * n)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        try:
-            svc.fit(np.ascontiguousarray(K, dtype=np.float64), y)
-        except ValueError as exc:
-            # libsvm's nu-SVC divides by its margin r; when r rounds to zero
-            # (a margin at rounding level, e.g. nearly constant kernels) its
-            # coefficients are inf and scikit-learn refuses them
-            if "not finite" not in str(exc):
-                raise
-            return komd_margin_factored(lambda v: K @ v, y, tol)
-    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    a = np.zeros(n)
-    a[svc.support_] = np.abs(svc.dual_coef_[0])
-    gamma = np.where(pos, a / a[pos].sum(), a / a[~pos].sum())
-    v = y * gamma
-    Kv = K @ v
-    rho = float(v @ Kv)
-    # Frank-Wolfe gap of the convex QP: grad = 2 Y K Y gamma, and the linear
-    # minimiser over Gamma puts each class's mass on its smallest gradient entry
-    grad = 2.0 * y * Kv
-    gap = max(float(grad @ gamma - grad[pos].min() - grad[~pos].min()), 0.0)
-    svm = None
-    if rho > 1e-8 * scale:  # separable: libsvm's nu-SVC classifier is the hard-margin SVM
-        alpha = 2.0 * gamma / rho
-        svm = SVMSolution(
-            alpha=alpha,
-            dual_coef=y * alpha,
-            bias=float(svc.intercept_[0]),
-            objective=2.0 / rho,
-            C=np.inf,
-            at_bound=False,
-            converged=converged,
-        )
-    return Margin(gamma, v, rho, gap / max(rho, 1e-300), converged, svm)
-
-
-def project_class_simplices(g: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto Gamma: each class's entries onto the unit simplex
-    (the sort-based projection of Held, Wolfe & Crowder 1974)."""
-    out = np.empty_like(g)
-    for mask in (pos, ~pos):
-        v = g[mask]
-        u = np.sort(v)[::-1]
-        css = np.cumsum(u) - 1.0
-        k = np.arange(1, len(u) + 1)
-        rho = int(np.flatnonzero(u - css / k > 0)[-1])
-        out[mask] = np.maximum(v - css[rho] / (rho + 1), 0.0)
-    return out
-
-
-# accelerated projected-gradient iterations before a factored margin solve gives up
-KOMD_MAX_ITER = 5000
-
-
-def komd_margin_factored(matvec, y: np.ndarray, tol: float = 1e-7) -> Margin:
-    """rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma when K is known only through
-    ``matvec`` (v -> K v; for a factor bank two passes over the factors), by
-    accelerated projected gradient (Beck & Teboulle 2009, FISTA) with a
-    backtracking estimate of the Lipschitz constant and adaptive restart
-    (O'Donoghue & Candes 2015) when the objective increases. Stops when the
-    relative Frank-Wolfe gap, an upper bound on (value - rho*) / value for this
-    convex QP, is at most ``tol`` (``converged`` False after KOMD_MAX_ITER
-    iterations). ``svm`` is None: the factored path trains its base learner by
-    its own SVM (mkl.factor_svm)."""
-    y = np.asarray(y, dtype=np.float64)
-    pos = y > 0
-    gamma = np.where(pos, 1.0 / pos.sum(), 1.0 / (~pos).sum())  # the centroids
-
-    def value_grad(g):
-        Kv = matvec(y * g)
-        return float((y * g) @ Kv), 2.0 * y * Kv
-
-    f, grad = value_grad(gamma)
-    # a first Lipschitz estimate from a few power iterations on K
-    x = np.random.default_rng(0).normal(size=len(y))
-    for _ in range(5):
-        x = matvec(x)
-        x /= max(np.linalg.norm(x), 1e-300)
-    L = max(2.0 * float(x @ matvec(x)), 1e-12)
-    z, f_z, grad_z, t = gamma.copy(), f, grad, 1.0
-    best = (f, gamma, grad)
-    gap = np.inf
-    converged = False
-    for _ in range(KOMD_MAX_ITER):
-        fb, gb, gradb = best
-        gap = max(float(gradb @ gb - gradb[pos].min() - gradb[~pos].min()), 0.0)
-        if gap <= tol * max(fb, 1e-300):
-            converged = True
-            break
-        while True:  # backtracking on L
-            new = project_class_simplices(z - grad_z / L, pos)
-            f_new, grad_new = value_grad(new)
-            d = new - z
-            if f_new <= f_z + float(grad_z @ d) + 0.5 * L * float(d @ d) + 1e-15 * abs(f_z):
-                break
-            L *= 2.0
-        if f_new > f and t > 1.0:  # adaptive restart: momentum lost
-            t = 1.0
-            z, f_z, grad_z = gamma, f, grad
-            continue
-        # (from a restart, the plain projected-gradient step is accepted: it
-        # decreases f up to rounding, and refusing it would stall at the optimum)
-        t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        z = new + (t - 1.0) / t_next * (new - gamma)
-        gamma, f, grad, t = new, f_new, grad_new, t_next
-        f_z, grad_z = value_grad(z)
-        if f < best[0]:
-            best = (f, gamma, grad)
-    f, gamma, _ = best
-    return Margin(gamma, y * gamma, f, gap / max(f, 1e-300), converged, None)
 
 
 def base_learner(
@@ -222,7 +55,7 @@ def base_learner(
     on ``K`` at ``margin_tol`` (``margin`` when it was solved on this very
     kernel); a C-SVM at ``svm_tol`` otherwise, or when the classes are not
     separable in ``K``. Given ``bank`` and ``weights``, a C-SVM already solved
-    on the same combination in a :func:`mkl.solution_cache.shared_solutions` block (other
+    on the same combination in a :func:`mkl.solvers.solution_cache.shared_solutions` block (other
     grid points of model selection) is reused."""
     if C is None:
         margin = margin if margin is not None else komd_margin(K, y, margin_tol)
@@ -235,12 +68,7 @@ def base_learner(
     )
 
 
-def _check_unit_interval(name: str, value) -> None:
-    if not (isinstance(value, numbers.Real) and 0.0 <= value <= 1.0):
-        raise InputError(f"{name} must be a number in [0, 1], got {name}={value!r}")
-
-
-class EasyMKL(MKLClassifier):
+class EasyMKL(BaseMKL):
     """EasyMKL (Aiolli & Donini 2015): one KOMD solve on the sum kernel.
 
     With trace-normalised kernels K~_r = K_r / tr K_r and K = sum_r K~_r:
@@ -267,16 +95,16 @@ class EasyMKL(MKLClassifier):
     """
 
     accepts_factors = True
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        "lam": [Interval(Real, 0, 1, closed="both")],
+    }
 
     def __init__(self, lam=0.1, C=None, tol=1e-5, svm_tol=1e-3):
         self.lam = lam
         self.C = C
         self.tol = tol
         self.svm_tol = svm_tol
-
-    def _check_params(self):
-        super()._check_params()
-        _check_unit_interval("lam", self.lam)
 
     def _prepare(self, K, K_mean):
         problem = inner_problem(K, K_mean)
@@ -318,7 +146,7 @@ class EasyMKL(MKLClassifier):
         K_final = problem.combine(weights)  # step 3
         if problem.representation == "dense":
             sol = base_learner(K_final, y, self.C, self.svm_tol, self.tol, None, K, weights)
-        else:  # C=None: the bias-free hard margin (mkl.factor_svm)
+        else:  # C=None: the bias-free hard margin (mkl.solvers.coordinate_descent)
             sol = problem.solve(K_final, weights, y, self.C, self.svm_tol)
         log = single_solve(
             "EasyMKL",
@@ -341,7 +169,7 @@ class EasyMKL(MKLClassifier):
         )
 
 
-class MEMO(MKLClassifier):
+class MEMO(BaseMKL):
     """MEMO, Minimum Effort Maximum Output MKL (Lauriola, Polato & Aiolli 2018).
 
     Maximises over beta, with mu = softmax(beta) and K_mu = sum_r mu_r K_r,
@@ -398,6 +226,12 @@ class MEMO(MKLClassifier):
     MAX_HALVINGS = 40
     GROWTH = 1.25  # the step tried after a step accepted at its first trial (measured)
 
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        "theta": [Interval(Real, 0, np.inf, closed="left")],
+        "margin_tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
     def __init__(
         self, theta=0.0, C=None, tol=1e-4, max_iter=100, margin_tol=1e-6, svm_tol=1e-3, verbose=0
     ):
@@ -408,12 +242,6 @@ class MEMO(MKLClassifier):
         self.margin_tol = margin_tol
         self.svm_tol = svm_tol
         self.verbose = verbose
-
-    def _check_params(self):
-        super()._check_params()
-        t = self.theta
-        if not (isinstance(t, numbers.Real) and np.isfinite(t) and t >= 0):
-            raise InputError(f"theta must be a finite number >= 0, got theta={t!r}")
 
     def _prepare(self, K, K_mean):
         """Q_rs = <K_r, K_s>_F (one product of the flattened bank with itself),

@@ -58,16 +58,18 @@ Lambda_i = sigma_max(Z_i)^2 from the r_i x r_i Gram matrix.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy.special import logsumexp, softmax
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import BinaryFit, MKLClassifier
-from ..exceptions import InputError
-from .inner import inner_problem
+from ..solvers.inner import inner_problem
+from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
 
 
-class SMKL(MKLClassifier):
+class SMKL(BaseMKL):
     """Smooth MKL by Nesterov's method (Xu et al. 2010, Algorithm 2).
 
     ``objective_`` is f_lambda at the returned alpha (a minimum, eq. 10);
@@ -81,6 +83,14 @@ class SMKL(MKLClassifier):
 
     accepts_factors = True
     STEPS = ("adaptive", "theory")
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        # finite: the dual lives on the box [0, C]^n (no hard margin)
+        "C": [Interval(Real, 0, np.inf, closed="neither")],
+        "smoothing": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "smoothing_scale": [Interval(Real, 0, np.inf, closed="neither")],
+        "step": [StrOptions(set(STEPS))],
+    }
 
     def __init__(
         self,
@@ -99,26 +109,6 @@ class SMKL(MKLClassifier):
         self.max_iter = max_iter
         self.step = step
         self.verbose = verbose
-
-    def _check_params(self):
-        super()._check_params()
-        if self.C is None:
-            raise InputError("SMKL needs a finite C: its dual lives on the box [0, C]^n")
-        if self.smoothing is not None and not (
-            isinstance(self.smoothing, (int, float)) and self.smoothing > 0
-        ):
-            raise InputError(f"smoothing must be a positive number or None, got {self.smoothing!r}")
-        if not (
-            isinstance(self.smoothing_scale, (int, float))
-            and not isinstance(self.smoothing_scale, bool)
-            and np.isfinite(self.smoothing_scale)
-            and self.smoothing_scale > 0
-        ):
-            raise InputError(
-                f"smoothing_scale must be a positive number, got {self.smoothing_scale!r}"
-            )
-        if self.step not in self.STEPS:
-            raise InputError(f"step must be one of {self.STEPS}, got {self.step!r}")
 
     def _fit_binary(self, K, y, K_mean):
         problem = inner_problem(K, K_mean)

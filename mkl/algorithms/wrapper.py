@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..base import BinaryFit, MKLClassifier
-from ..svm import SVMSolution
-from .inner import inner_problem
+from ..solvers.inner import inner_problem
+from ..solvers.libsvm import SVMSolution
+from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
 
 
@@ -112,22 +112,27 @@ def relative_gap(upper: float, lower: float) -> float:
     return max(0.0, (upper - lower) / max(abs(upper), 1e-300))
 
 
-class WrapperMKL(MKLClassifier):
+class WrapperMKL(BaseMKL):
     """Base of the alternating methods. Subclasses set the weight domain and
     implement ``_step`` (and ``_gap`` where the bound differs); the loop lives
     here, its bookkeeping in :class:`~mkl.algorithms.iterations.IterationLog`.
 
     Shared parameters: ``C`` (None: hard margin), ``tol`` (relative gap at
     which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance),
-    ``verbose`` (1: one line per iteration through the ``mkl`` logger).
+    ``verbose`` (1: one line per iteration through the ``mkl`` logger),
+    ``task`` (the inner dual: ``"classification"``, ``Regression(epsilon)``,
+    ``Novelty(nu)``; :class:`~mkl.algorithms.base.BaseMKL`).
     """
 
-    def __init__(self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0):
+    def __init__(
+        self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0, task="classification"
+    ):
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.svm_tol = svm_tol
         self.verbose = verbose
+        self.task = task
 
     def _domain(self):
         raise NotImplementedError
@@ -148,7 +153,7 @@ class WrapperMKL(MKLClassifier):
 
     def _fit_binary(self, K, y, K_mean):
         domain = self._domain()
-        problem = inner_problem(K, K_mean, self.task)
+        problem = inner_problem(K, K_mean, self._task)
         oracle = Oracle(problem, y, self.C, self.svm_tol)
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log

@@ -7,7 +7,7 @@ block and test-against-training block); for similarity data the dataset's own
 matrices, or ones generated from the features, are sliced and, if asked,
 eigendecomposed once here so that every algorithm and grid point reuses them.
 A spec with a ``representation`` other than dense gives a bank of factors
-(``mkl.kernel_factors.compute_factor_bank``: Nystroem, random Fourier features,
+(``mkl.banks.factor_builders.compute_factor_bank``: Nystroem, random Fourier features,
 exact linear factors) instead of the n x n blocks.
 """
 
@@ -19,15 +19,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..bank import KernelBank
-from ..kernels import (
-    compute_bank,
-    expand_bank_spec,
-    similarity_bank,
-    single_features,
-)
-from ..representation import bank_representation
-from ..similarity import generate_similarity
+from ..banks.kernel_bank import KernelBank
+from ..kernels.dense import compute_bank, similarity_bank
+from ..kernels.representation import bank_representation
+from ..kernels.similarity import generate_similarity
+from ..kernels.specs import expand_bank_spec, single_features
 from .preprocessing import scale_features
 
 if TYPE_CHECKING:  # types only: the source hash of this stage leaves their modules out
@@ -74,7 +70,7 @@ def split_bank(
         if representation["kind"] == "dense":
             train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
         else:  # factors K_m = Z_m Z_m', normalised on the factors themselves
-            from ..kernel_factors import compute_factor_bank
+            from ..banks.factor_builders import compute_factor_bank
 
             train = compute_factor_bank(
                 specs, X_tr, X_te, representation, dtype, ds.y[split.train], ds.y[split.test]

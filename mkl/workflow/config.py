@@ -73,7 +73,7 @@ def load_registry(path: str | os.PathLike, schemas: str | os.PathLike) -> dict:
 def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | os.PathLike) -> dict:
     """One experiment file: validated, cross-checked, its sweeps expanded
     (``mkl.workflow.experiment.expand``)."""
-    from ..algorithms import ALGORITHMS
+    from ..algorithms.registry import ALGORITHMS
 
     path = Path(path)
     exp = read_mapping(path, "an experiment file")

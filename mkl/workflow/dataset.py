@@ -1,7 +1,7 @@
 """The normalise stage: raw files -> ``results/data/{dataset}.h5``.
 
 :func:`build_dataset` parses the files a download fetched (``mkl.workflow.parsers``),
-or calls a generator of ``mkl.synthetic``, maps the labels and applies the
+or calls a generator of ``mkl.datasets``, maps the labels and applies the
 registry entry's preprocessing (``mkl.workflow.preprocessing``); :class:`Dataset`
 is the file it writes: features ``X`` (or similarity matrices ``S``), class
 codes ``y`` and class names -- or, for an entry with ``target: real``, the
@@ -19,7 +19,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from .. import synthetic
+from .. import datasets as toy_data
 from .._io import atomic_path
 from .fetch import sha256_file
 from .parsers import PARSERS, SIMILARITY_PARSERS
@@ -89,7 +89,7 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
     S, sim_names = None, None
     if fmt == "generated":
         src = manifest["source"]
-        gen = synthetic.GENERATORS.get(src.get("generator"))
+        gen = toy_data.GENERATORS.get(src.get("generator"))
         if gen is None:
             raise ValueError(f"dataset {name!r}: unknown generator {src.get('generator')!r}")
         X, y_raw = gen(**src.get("params", {}))

@@ -7,8 +7,8 @@ jobs (:func:`grid_chunk`) and joined (:func:`merge_chunks`); the selection is
 then exactly that of computing it in one job.
 
 An experiment's ``task`` picks the estimators (:func:`estimator_factory`): the
-registry's classifiers, ``mkl.make_regressor`` or, for novelty detection,
-``mkl.make_novelty_detector`` fitted on the inliers of the rows it is given
+registry's classifiers, ``mkl.make_estimator(name, task="regression")`` or,
+for novelty detection, ``task="novelty"`` fitted on the inliers of the rows it is given
 (:class:`InlierTrainedDetector`), the labels being +1 for the largest class of
 the training part and -1 for every other (:func:`algorithm_bank`). Inner
 cross-validation then fits on a fold's training inliers and scores every
@@ -25,18 +25,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..bank import KernelBank
-from ..base import MKLClassifier
+from ..algorithms.base import BaseMKL
+from ..banks.factor_bank import FactorBank
+from ..banks.kernel_bank import KernelBank
+from ..estimators.tasks import FITTED_ATTRIBUTES
 from ..exceptions import InputError, is_fit_failure
-from ..factor_bank import FactorBank
-from ..model_selection import (
-    cross_validate_grid,
-    fit_summary,
-    grid_points,
-    select_best,
-    task_metrics,
-)
-from ..task_estimators import FITTED_ATTRIBUTES
+from ..metrics import task_metrics
+from ..model_selection import cross_validate_grid, fit_summary, grid_points, select_best
 
 
 def grid_chunk(n_points: int, chunks: int, index: int) -> list[int]:
@@ -73,7 +68,7 @@ def merge_chunks(points: Sequence[Mapping], chunks: Sequence[Mapping]) -> list[d
 
 
 def evaluate_split(
-    make: Callable[..., MKLClassifier],
+    make: Callable[..., BaseMKL],
     bank: KernelBank,
     folds: np.ndarray,
     grid: Mapping[str, Sequence],
@@ -159,12 +154,12 @@ def novelty_labels(y: np.ndarray, inlier) -> np.ndarray:
 
 class InlierTrainedDetector(OutlierMixin, BaseEstimator):
     """The novelty protocol of the workflow: ``detector`` (an unfitted
-    :class:`mkl.task_estimators.MKLNoveltyDetector`) fitted on the rows labelled
+    :class:`mkl.estimators.tasks.MKLNoveltyDetector`) fitted on the rows labelled
     +1 of the bank it is given, scoring any rows. The rows labelled -1 (outliers)
     are only ever held out: they make the AUC of model selection and of the test.
 
     Dense test blocks (M, n_test, n_train) are cut to the inlier columns; a
-    :class:`~mkl.factor_bank.FactorBank` is fitted on its inlier rows and
+    :class:`~mkl.banks.factor_bank.FactorBank` is fitted on its inlier rows and
     scores its test factors as they are (they do not index training rows)."""
 
     def __init__(self, detector=None):
@@ -204,25 +199,25 @@ class InlierTrainedDetector(OutlierMixin, BaseEstimator):
         return self.detector_.predict(self._inlier_columns(K_test))
 
 
-def estimator_factory(entry: Mapping, name: str) -> Callable[..., MKLClassifier]:
+def estimator_factory(entry: Mapping, name: str) -> Callable[..., BaseMKL]:
     """A function of a grid point's params giving the entry's unfitted estimator
     (its registry name and fixed ``params``, the grid point on top): a
     classifier of the registry, or by the entry's ``task`` a regressor
-    (``mkl.make_regressor``) or a novelty detector trained on inliers."""
+    (``mkl.make_estimator(name, task="regression")``) or a novelty detector trained on inliers."""
     from functools import partial
 
-    from .. import make_estimator, make_novelty_detector, make_regressor
+    from ..estimators.factory import make_estimator
     from .experiment import estimator
 
     registry_name, params = estimator(entry, name)
     task = entry.get("task", "classification")
     if task == "regression":
-        return partial(make_regressor, registry_name, **params)
+        return partial(make_estimator, registry_name, task="regression", **params)
     if task == "novelty":
 
         def make(**point):
             return InlierTrainedDetector(
-                make_novelty_detector(registry_name, **{**params, **point})
+                make_estimator(registry_name, task="novelty", **{**params, **point})
             )
 
         return make

@@ -129,15 +129,15 @@ METRIC_NAMES = {"accuracy": "accuracy (%)", "f1": "F1 (%)", "mcc": "MCC (%)", "a
 
 def task(exp: Mapping) -> str:
     """What the experiment's estimators do: classification (the default),
-    regression (real targets; ``mkl.make_regressor``) or novelty (one-class
+    regression (real targets; ``mkl.make_estimator(name, task="regression")``) or novelty (one-class
     models fitted on the inliers of each training part, the largest class,
-    and tested on inliers against every other class: ``mkl.make_novelty_detector``)."""
+    and tested on inliers against every other class: ``task="novelty"``)."""
     return exp.get("task", "classification")
 
 
 def recorded_metrics(task_name: str) -> tuple[str, ...]:
     """The metrics a fit of this task records."""
-    from ..model_selection import METRICS, NOVELTY_METRICS, REGRESSION_METRICS
+    from ..metrics import METRICS, NOVELTY_METRICS, REGRESSION_METRICS
 
     return {"classification": METRICS, "regression": REGRESSION_METRICS}.get(
         task_name, NOVELTY_METRICS
@@ -278,7 +278,7 @@ def check(exp: Mapping) -> None:
 
 def _check_task(name: str, alg: str, entry: Mapping, task_name: str) -> None:
     """The entry's method does the experiment's task (EasyMKL has no regression)."""
-    from .. import ALGORITHMS
+    from ..algorithms.registry import ALGORITHMS
 
     registry_name = entry.get("estimator", alg)
     if task_name != "classification" and task_name not in ALGORITHMS[registry_name].tasks:
@@ -304,7 +304,7 @@ def _check_parameters(
     """The entry's params, grid keys (and a figure's extra params) are
     parameters of its estimator: a typo fails when the file is loaded, not
     as failed fits after an hour of kernels."""
-    from .. import ALGORITHMS
+    from ..algorithms.registry import ALGORITHMS
 
     registry_name, params = estimator(entry, alg, extra)
     known = set(ALGORITHMS[registry_name]().get_params()) | TASK_PARAMETERS[task]
@@ -323,7 +323,7 @@ def _check_timing_points(
 ) -> None:
     """Every point of a timing figure is well formed, and a factor bank's series
     are estimators that take one."""
-    from .. import ALGORITHMS
+    from ..algorithms.registry import ALGORITHMS
     from .representation import timing_point_settings
 
     for label, series in spec.get("series", {}).items():
@@ -361,8 +361,8 @@ def _check_timing_points(
 def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, dataset: str) -> None:
     """A bank of factors goes only to estimators that take a FactorBank, and its
     representation is well formed: both found when the file is loaded."""
-    from .. import ALGORITHMS
-    from ..representation import bank_representation
+    from ..algorithms.registry import ALGORITHMS
+    from ..kernels.representation import bank_representation
 
     try:
         kind = bank_representation(bank)["kind"]

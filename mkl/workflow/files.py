@@ -3,7 +3,7 @@ leftovers of killed jobs removed.
 
 Files damaged after they were written (truncated by a full disk, overwritten,
 bit rot) are caught by :func:`unreadable_reason` (cheap: headers only) and by
-the checksums a kernel bank carries (``mkl.bank``, checked when a job reads
+the checksums a kernel bank carries (``mkl.banks.kernel_bank``, checked when a job reads
 it); either way the file is moved aside by :func:`quarantine`, so that the
 workflow recomputes it.
 """

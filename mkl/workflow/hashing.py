@@ -138,7 +138,7 @@ def source_hash(entries: Iterable[str], root: Path = ROOT) -> str:
 
 def estimator_module(registry_name: str) -> str:
     """The module that defines the estimator of a registry name."""
-    from mkl.algorithms import ALGORITHMS
+    from mkl.algorithms.registry import ALGORITHMS
 
     try:
         return ALGORITHMS[registry_name].__module__
@@ -150,11 +150,11 @@ def estimator_module(registry_name: str) -> str:
 NORMALISE = ("mkl.workflow.dataset",)
 SPLIT = ("mkl.workflow.splits",)
 KERNELS = ("mkl.workflow.banks",)
-FIT = ("mkl.workflow.evaluation", "mkl.algorithms")  # plus the estimator's module
+FIT = ("mkl.workflow.evaluation", "mkl.algorithms.registry")  # plus the estimator's module
 TABLES = ("mkl.workflow.tables",)
 FIGURES = ("mkl.workflow.figures",)
 FIDELITY = ("mkl.workflow.fidelity",)
-TIMING = ("mkl.workflow.timing", "mkl.algorithms")
+TIMING = ("mkl.workflow.timing", "mkl.algorithms.registry")
 
 
 def fit_hash(*registry_names: str, extra: Iterable[str] = FIT, root: Path = ROOT) -> str:

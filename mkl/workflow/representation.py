@@ -1,6 +1,6 @@
 """The representation of a timing figure's points: dense, or factors of a
 rank (a bank spec's own ``representation`` is read by
-:func:`mkl.representation.bank_representation`).
+:func:`mkl.kernels.representation.bank_representation`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..exceptions import InputError
-from ..representation import bank_representation
+from ..kernels.representation import bank_representation
 
 
 def timing_point_settings(figure: Mapping, value) -> tuple[int, int, dict]:

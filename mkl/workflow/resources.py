@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..kernels import ALL_FEATURES, expand_bank_spec
-from ..representation import bank_representation
+from ..kernels.representation import bank_representation
+from ..kernels.specs import ALL_FEATURES, expand_bank_spec
 from .representation import timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_path, write_text
-from ..model_selection import ALL_METRICS
+from ..metrics import ALL_METRICS
 
 
 def read_fit_records(path: str | os.PathLike) -> list[dict]:

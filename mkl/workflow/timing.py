@@ -6,7 +6,7 @@ n = 500; error bars over 5 repetitions), and its extensions to factor banks.
 One *point* is one (n, M, representation): for each repetition, n points are
 drawn (stratified, seeded), their features scaled, M Gaussian kernels with
 geometrically spaced widths computed (dense blocks, or Nystroem / random
-Fourier factors, ``mkl.kernel_factors``), and every series' estimator fitted
+Fourier factors, ``mkl.banks.factor_builders``), and every series' estimator fitted
 and timed on the same bank. The floor F of docs/design.md is timed on the same
 bank, so times can be read in units of F as well as in seconds: for a dense
 bank one pass forming the uniform combination plus one SVM solve on it, for a
@@ -33,9 +33,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedShuffleSplit
 
-from ..algorithms.inner import inner_problem
-from ..factor_bank import FactorBank
-from ..kernels import KernelSpec, compute_bank
+from ..banks.factor_bank import FactorBank
+from ..kernels.dense import compute_bank
+from ..kernels.specs import KernelSpec
+from ..solvers.inner import inner_problem
 from .preprocessing import scale_features
 
 FLOOR_TOL = 1e-3  # the floor's SVM tolerance (libsvm's default)
@@ -143,7 +144,7 @@ def point_bank(
     """(training input, test input) of the Gaussian bank: dense blocks
     ((M, n, n) and (M, n_test, n)), or one float32 FactorBank serving as both
     for ``representation`` {kind: nystroem, rank, seed} or {kind: rff, dimension, seed}."""
-    from ..kernel_factors import compute_factor_bank
+    from ..banks.factor_builders import compute_factor_bank
 
     specs = gaussian_specs(n_kernels, widths)
     kind = (representation or {}).get("kind", "dense")
@@ -176,7 +177,7 @@ def time_floor(K, y: np.ndarray, C: float) -> float:
 
 def _load_factored_solver() -> None:
     """Compile (or load from numba's cache) the factored solver before any clock runs."""
-    from ..factor_svm import solve_factored_svm
+    from ..solvers.coordinate_descent import solve_factored_svm
 
     solve_factored_svm(np.ones((2, 1)), np.array([0, 1]), np.ones(1), np.array([1.0, -1.0]))
 
@@ -192,7 +193,7 @@ def _n_kernels(K) -> int:
 def time_fit(name: str, params: Mapping, K, y: np.ndarray, K_test=None, y_test=None) -> dict:
     """Fit a registry estimator once; wall time, what it reports about
     convergence and, with a test input, its test accuracy (None without)."""
-    from .. import make_estimator
+    from ..estimators.factory import make_estimator
 
     if isinstance(K, FactorBank):
         _load_factored_solver()

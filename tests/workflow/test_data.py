@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from mkl.synthetic import gmkl_toy, smkl_toy
+from mkl.datasets import gmkl_toy, smkl_toy
 from mkl.workflow.dataset import Dataset, build_dataset
 from mkl.workflow.fetch import DatasetUnavailable, fetch
 from mkl.workflow.preprocessing import scale_features

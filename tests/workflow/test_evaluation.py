@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import mkl
-from mkl.bank import KernelBank
-from mkl.kernels import KernelSpec
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels.specs import KernelSpec
 from mkl.model_selection import cross_validate_grid, grid_points
 from mkl.workflow.evaluation import evaluate_split, grid_chunk, merge_chunks
 
@@ -42,7 +42,7 @@ def test_evaluate_split_of_a_regressor_selects_by_rmse(rng):
     bank = KernelBank(
         train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
     )
-    make = functools.partial(mkl.make_regressor, "simplemkl", epsilon=0.05)
+    make = functools.partial(mkl.make_estimator, "simplemkl", task="regression", epsilon=0.05)
     rec = evaluate_split(make, bank, np.arange(40) % 4, {"C": [0.01, 10.0]}, "rmse")
     json.dumps(rec, allow_nan=False)
     means = [g["mean_score"] for g in rec["grid"]]
@@ -57,7 +57,7 @@ def test_evaluate_split_on_a_stored_factor_bank(tmp_path, rng):
     """A fit job on a bank of factors: inner CV on the factors' rows, a kernel
     selection (select/exclude), refit, test on the test factors; the record is
     that of fitting the FactorBank by hand with the selected C."""
-    from mkl.kernel_factors import nystroem_bank
+    from mkl.banks.factor_builders import nystroem_bank
     from mkl.workflow.evaluation import algorithm_bank
 
     X, y, _ = random_problem(rng, n=90)
@@ -193,7 +193,7 @@ def test_novelty_fit_job_trains_on_inliers_and_tests_by_auc(rng):
     assert set(rec["test"]) == {"auc"} and rec["classes"] is None
     assert all(len(g["fold_scores"]) == 3 for g in rec["grid"])
     inl = np.flatnonzero(bank.y_train == 1)
-    by_hand = mkl.make_novelty_detector("simplemkl", **rec["selected_params"]).fit(
+    by_hand = mkl.make_estimator("simplemkl", task="novelty", **rec["selected_params"]).fit(
         bank.train[:, inl][:, :, inl]
     )
     scores = by_hand.score_samples(bank.test[:, :, inl])
@@ -212,7 +212,7 @@ def test_novelty_and_regression_fit_jobs_on_a_factor_bank(rng):
     the regressor refitted on the factors with the selected C."""
     from sklearn.metrics import roc_auc_score
 
-    from mkl.kernel_factors import nystroem_bank
+    from mkl.banks.factor_builders import nystroem_bank
     from mkl.workflow.evaluation import algorithm_bank, estimator_factory
 
     specs = [KernelSpec("gaussian", w) for w in (0.1, 0.5, 2.0)]
@@ -229,7 +229,9 @@ def test_novelty_and_regression_fit_jobs_on_a_factor_bank(rng):
     make = estimator_factory({"estimator": "level", "task": "novelty"}, "level")
     rec = evaluate_split(make, bank, np.arange(48) % 3, {"nu": [0.1, 0.5]}, "auc")
     inl = np.flatnonzero(bank.y_train == 1)
-    by_hand = mkl.make_novelty_detector("level", **rec["selected_params"]).fit(bank.train.rows(inl))
+    by_hand = mkl.make_estimator("level", task="novelty", **rec["selected_params"]).fit(
+        bank.train.rows(inl)
+    )
     scores = by_hand.score_samples(bank.train)
     assert rec["test"]["auc"] == pytest.approx(roc_auc_score(bank.y_test == 1, scores))
     assert rec["test"]["auc"] > 0.9
@@ -247,7 +249,7 @@ def test_novelty_detector_of_the_workflow_refuses_bad_labels(rng):
     from mkl.workflow.evaluation import InlierTrainedDetector
 
     bank = _novelty_bank(rng)
-    detector = InlierTrainedDetector(mkl.make_novelty_detector("uniform"))
+    detector = InlierTrainedDetector(mkl.make_estimator("uniform", task="novelty"))
     with pytest.raises(InputError, match=r"\+1 \(inlier\) or -1 \(outlier\)"):
         detector.fit(bank.train, bank.y_train)  # class codes, not +1 / -1
     with pytest.raises(InputError, match="1 inlier rows: too few"):

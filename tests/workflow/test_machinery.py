@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from mkl._io import CorruptFile, atomic_path, write_json
-from mkl.bank import KernelBank
-from mkl.kernels import KernelSpec
-from mkl.representation import bank_representation
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels.representation import bank_representation
+from mkl.kernels.specs import KernelSpec
 from mkl.workflow import experiment, files, resources, targets
 from mkl.workflow.banks import split_bank
 from mkl.workflow.config import (

@@ -331,7 +331,7 @@ def test_python_examples_run_here(tmp_path, request):
 def test_yaml_bank_example_is_the_bank_it_describes():
     """The README's compact bank specification expands to 13 (d + 1) kernels."""
     yaml = pytest.importorskip("yaml")
-    from mkl.kernels import expand_bank_spec
+    from mkl.kernels.specs import expand_bank_spec
 
     blocks = [b for b in code_blocks() if b.lang == "yaml"]
     assert blocks

@@ -352,7 +352,7 @@ TINY_SIMILARITY = {
 
 @needs_mirror()
 def test_similarity_experiment_end_to_end(workdir):
-    from mkl.bank import KernelBank
+    from mkl.banks.kernel_bank import KernelBank
 
     (workdir / "config" / "experiments" / "tiny_sim.yaml").write_text(
         yaml.safe_dump(TINY_SIMILARITY)

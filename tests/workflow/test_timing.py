@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mkl.factor_bank import FactorBank
-from mkl.synthetic import gmkl_toy
+from mkl.banks.factor_bank import FactorBank
+from mkl.datasets import gmkl_toy
 from mkl.workflow.representation import timing_point_settings
 from mkl.workflow.timing import (
     draw,

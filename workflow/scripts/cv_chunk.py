@@ -6,7 +6,7 @@ from mkl.workflow.jobs import run
 
 def main(snakemake, log):
     from mkl._io import write_json
-    from mkl.bank import KernelBank
+    from mkl.banks.kernel_bank import KernelBank
     from mkl.model_selection import cross_validate_grid, grid_points
     from mkl.workflow.evaluation import algorithm_bank, estimator_factory, grid_chunk
     from mkl.workflow.splits import load_split

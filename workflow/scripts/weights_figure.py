@@ -9,7 +9,7 @@ def main(snakemake, log):
 
     import mkl
     from mkl._io import write_json
-    from mkl.bank import KernelBank
+    from mkl.banks.kernel_bank import KernelBank
     from mkl.workflow import experiment, figures
     from mkl.workflow.evaluation import algorithm_bank
 

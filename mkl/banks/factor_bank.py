@@ -4,7 +4,7 @@ ever formed (docs/design.md, "Factor banks").
 A kernel of rank r_m is a matrix Z_m of shape (n, r_m): an exact factor (a
 feature column for a rank-one kernel, the features of a linear kernel on a
 feature group) or an approximation (Nystroem, random Fourier features; see
-:mod:`mkl.kernel_factors`). The bank keeps the M factors side by side in one
+:mod:`mkl.banks.factor_builders`). The bank keeps the M factors side by side in one
 matrix Z = [Z_1, ..., Z_M] of shape (n, R), R = sum_m r_m, dense (C-contiguous,
 float32 or float64) or sparse (CSR), with ``offsets`` such that kernel m owns the
 columns ``offsets[m]:offsets[m+1]``. Everything the estimators need is a pass
@@ -12,7 +12,7 @@ over Z:
 
 * q_m = beta' K_m beta = ||Z_m' beta||^2 for all m: one product Z' beta;
 * the combined kernel's SVM is a linear SVM on Z with column weights theta_m
-  (:mod:`mkl.factor_svm`);
+  (:mod:`mkl.solvers.coordinate_descent`);
 * test scores sum_m theta_m K_m(test, train) beta = Z_test (s * Z' beta), with
   s the column weights: the fit keeps w = Z' beta (R numbers), not the training
   factors.
@@ -29,7 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import InputError, as_real_float
+from .._validation import as_real_float
+from ..exceptions import InputError
 
 # the spectral ratio of a factored combination needs the (R_active x R_active)
 # Gram matrix of its columns; above this many multiply-adds it is not computed

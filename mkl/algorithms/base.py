@@ -2,29 +2,33 @@
 
 Every estimator is a scikit-learn classifier whose input is a bank of
 precomputed kernels: ``fit(K, y)`` with ``K`` of shape (M, n, n) or a
-:class:`~mkl.bank.KernelBank`, ``predict(K_test)`` with ``K_test`` of shape
+:class:`~mkl.banks.kernel_bank.KernelBank`, ``predict(K_test)`` with ``K_test`` of shape
 (M, n_test, n). Estimators with ``accepts_factors`` also take a
-:class:`~mkl.factor_bank.FactorBank` (kernels K_m = Z_m Z_m' given by factors):
+:class:`~mkl.banks.factor_bank.FactorBank` (kernels K_m = Z_m Z_m' given by factors):
 ``fit(bank, y)``, then ``predict(bank)`` on its test factors (or another
 FactorBank whose ``test`` factors match). Subclasses implement one method,
-:meth:`MKLClassifier._fit_binary`, for labels in {-1, +1}; this class does
-input validation, label encoding, one-vs-rest for more than two classes,
+:meth:`BaseMKL._fit_binary`, for labels in {-1, +1} (or, for a method that
+solves other tasks, one real target vector); this class does input
+validation, label encoding, one-vs-rest for more than two classes, the task,
 prediction and the fitted attributes.
 """
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .bank import KernelBank
-from .exceptions import InputError, as_real_float
-from .factor_bank import FactorBank
-from .tasks import CLASSIFICATION
+from .._validation import validate_params
+from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_kernel
+from ..banks.factor_bank import FactorBank
+from ..banks.kernel_bank import KernelBank
+from ..exceptions import InputError
+from ..solvers.tasks import CLASSIFICATION, Novelty, Regression
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6
@@ -51,116 +55,44 @@ class BinaryFit:
     factor_coef: np.ndarray | None = None
 
 
-def as_kernel_array(K, name: str = "K") -> np.ndarray:
-    """Structural checks on a bank: 3-D, numeric, float32 or float64, C-contiguous
-    (no copy when it is all of these already)."""
-    if isinstance(K, KernelBank):
-        K = K.train
-    if not isinstance(K, np.ndarray):
-        K = np.asarray(K)
-    if K.ndim != 3:
-        raise InputError(
-            f"{name} must have shape (n_kernels, n_samples, n_samples), got shape {K.shape}"
-            + ("; wrap a single kernel as K[None]" if K.ndim == 2 else "")
-        )
-    K = as_real_float(K, name)
-    if K.shape[0] == 0 or K.shape[1] == 0:
-        raise InputError(f"{name} is empty (shape {K.shape})")
-    # solvers pass over the flattened bank every iteration: a strided view
-    # would be copied each time, so it is copied once here instead
-    return np.ascontiguousarray(K)
-
-
-def locate_bad_kernel(K: np.ndarray, name: str = "K") -> str:
-    """Name the first kernel holding NaN/inf (error path only: one pass)."""
-    for m in range(K.shape[0]):
-        if not np.isfinite(K[m]).all():
-            return f"{name}[{m}] contains NaN or inf"
-    return f"{name} contains NaN or inf"
-
-
-def max_asymmetry(K: np.ndarray, block: int = 64) -> float:
-    """max |K_ij - K_ji|, compared in strips of ``block`` rows over the upper
-    triangle: cache-friendly, 3-8x faster than ``abs(K - K.T).max()``."""
-    n = K.shape[0]
-    worst = 0.0
-    for i in range(0, n, block):
-        worst = max(worst, float(np.abs(K[i : i + block, i:] - K[i:, i : i + block].T).max()))
-    return worst
-
-
-# fixed weights of the second combination formed in the validation pass (a
-# seeded draw, so that the checks do not depend on the caller's random state)
-_CHECK_WEIGHTS = np.random.default_rng(20101).uniform(0.5, 1.5, size=4096)
-
-
-def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
-    """Value checks of a training bank, folded into the one pass that forms the
-    average kernel (docs/design.md, "Input checks"):
-
-    * NaN/inf anywhere shows up in the average;
-    * symmetry per kernel: the same pass (one matrix product with two weight
-      vectors) also forms a combination with distinct positive weights, so an
-      asymmetric kernel cannot hide behind another's transpose
-      (K = [B, B'] has a symmetric average, not a symmetric second combination);
-      on failure each kernel is checked to name the culprit;
-    * with ``psd``: every diagonal entry >= 0 (M n reads). A full eigenvalue
-      check would cost M eigendecompositions; instead every quadratic form the
-      solvers compute is checked (:func:`mkl.kernels.psd_quadratic_forms`), so
-      an indefinite kernel is refused as soon as a solution meets a negative
-      direction, and never silently clipped.
-
-    Returns the average kernel, which most methods need anyway."""
-    M, n, n2 = K.shape
-    if n != n2:
-        raise InputError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
-    w2 = np.resize(_CHECK_WEIGHTS, M)
-    W = np.stack([np.full(M, 1.0 / M), w2 / w2.sum()]).astype(K.dtype)
-    both = (W @ K.reshape(M, -1)).reshape(2, n, n).astype(np.float64, copy=False)
-    K_mean, K_other = both[0].copy(), both[1]  # the copy frees the pair when done
-    scale = max(float(both.max()), -float(both.min()))  # NaN/inf anywhere: not finite
-    if not np.isfinite(scale):
-        raise InputError(locate_bad_kernel(K))
-    tol = 1e-6 * scale + 1e-300
-    if max_asymmetry(K_mean) > tol or max_asymmetry(K_other) > tol:
-        for m in range(M):
-            if max_asymmetry(K[m]) > 1e-6 * float(np.abs(K[m]).max()) + 1e-300:
-                raise InputError(f"K[{m}] is not symmetric")
-        raise InputError("the kernels are not symmetric")
-    if psd:
-        diag = np.einsum("mii->mi", K)
-        if (diag < -tol).any():
-            m, i = (int(a[0]) for a in np.nonzero(diag < -tol))
-            raise InputError(
-                f"K[{m}] is not positive semidefinite: its diagonal entry ({i}, {i}) is "
-                f"{float(diag[m, i]):.3g} < 0. This method needs PSD kernels; for "
-                "indefinite similarities use a method for them (eigen transforms, "
-                "IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
-            )
-    return K_mean
-
-
-class MKLClassifier(ClassifierMixin, BaseEstimator):
+class BaseMKL(ClassifierMixin, BaseEstimator):
     """Base class: subclasses define ``__init__`` (hyperparameters only, as in
-    scikit-learn) and ``_fit_binary(K, y, K_mean)``.
+    scikit-learn), ``_parameter_constraints`` (checked in ``fit``) and
+    ``_fit_binary(K, y, K_mean)``.
 
     ``learns_kernel``: False for methods whose classifier is an SVM on
     sum_m weights_m K_m of the given bank; True for those that learn a new
     kernel from it (mkl/algorithms/indefinite.py), whose ``weights_`` say how
-    the given matrices enter the test-time kernel."""
+    the given matrices enter the test-time kernel.
+
+    ``task``: a constructor parameter of the methods whose math carries over to
+    other inner duals (``tasks`` lists them; mkl/solvers/tasks.py):
+    ``"classification"`` (the default), ``Regression(epsilon)`` or
+    ``Novelty(nu)``. ``fit(K, y)`` then fits the real targets y, or the
+    training points (y ignored), and ``predict`` returns the predicted targets,
+    or +1 (inlier) / -1 (outlier). Users get these estimators as
+    scikit-learn regressors and outlier detectors from
+    ``mkl.make_estimator(name, task="regression" | "novelty")``."""
 
     learns_kernel = False
     # whether the method's math needs PSD kernels (the indefinite-similarity
     # methods take symmetric indefinite ones)
     requires_psd = True
     # whether ``fit`` takes a FactorBank (the method's math needs only
-    # combinations, SVM solves and quadratic forms: mkl/algorithms/inner.py)
+    # combinations, SVM solves and quadratic forms: mkl/solvers/inner.py)
     accepts_factors = False
-    # the tasks (mkl.tasks) whose inner problem the method can solve, and the
-    # one it solves: MKLRegressor and MKLNoveltyDetector set ``task`` on the
-    # instance they fit (mkl/task_estimators.py)
+    # the tasks whose inner problem the method can solve (mkl/solvers/tasks.py)
     tasks = ("classification",)
-    task = CLASSIFICATION
+
+    # the shared parameters' constraints; each subclass adds its own
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "svm_tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "task": [StrOptions({"classification"}), Regression, Novelty],
+    }
 
     def _fit_binary(self, K: np.ndarray, y: np.ndarray, K_mean: np.ndarray) -> BinaryFit:
         raise NotImplementedError
@@ -170,20 +102,17 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         tasks (available to ``_fit_binary`` as ``self._shared``)."""
         return None
 
-    # ------------------------------------------------------------ checks
-    def _check_params(self) -> None:
-        C = getattr(self, "C", 1.0)
-        if C is not None and (
-            not isinstance(C, numbers.Real) or isinstance(C, bool) or not np.isfinite(C) or C <= 0
-        ):
-            raise InputError(f"C must be a positive number or None (hard margin), got C={C!r}")
-        for name in ("tol",):
-            v = getattr(self, name, None)
-            if v is not None and not (isinstance(v, numbers.Real) and v > 0):
-                raise InputError(f"{name} must be a positive number, got {name}={v!r}")
-        v = getattr(self, "max_iter", None)
-        if v is not None and not (isinstance(v, numbers.Integral) and v >= 1):
-            raise InputError(f"max_iter must be a positive integer, got max_iter={v!r}")
+    @property
+    def _task(self):
+        """The inner dual solved: the ``task`` parameter as a task object."""
+        task = getattr(self, "task", "classification")
+        if isinstance(task, str):
+            return CLASSIFICATION
+        if task.name not in self.tasks:
+            raise InputError(
+                f"{type(self).__name__} does not do {task.name} (its math is the classifier's)"
+            )
+        return task
 
     @staticmethod
     def _check_labels(y, n: int) -> np.ndarray:
@@ -200,12 +129,17 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, K, y):
         """Learn kernel weights and the SVM on the combined kernel.
 
-        K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more classes.
+        K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more
+        classes (``task``: real targets for a regression, ignored for novelty).
         """
-        self._check_params()
-        if isinstance(K, (KernelBank, FactorBank)) and y is None:
+        validate_params(self)
+        task = self._task
+        if isinstance(K, (KernelBank, FactorBank)) and y is None and task.name != "novelty":
             y = K.y_train
         K, n = self._validated_bank(K)
+        if task.name != "classification":
+            self._fit_tasks(K, [task.targets(y, n)])
+            return self
         y = self._check_labels(y, n)
         classes = np.unique(y)
         if classes.size < 2:
@@ -351,7 +285,15 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def predict(self, K_test):
-        return self.labels_from_scores(self.decision_function(K_test))
+        """Class labels; for ``task`` regression the predicted targets, for
+        novelty +1 (inside the estimated support) or -1."""
+        scores = self.decision_function(K_test)
+        task = self._task.name
+        if task == "regression":
+            return scores
+        if task == "novelty":
+            return np.where(scores >= 0, 1, -1)
+        return self.labels_from_scores(scores)
 
     def labels_from_scores(self, scores: np.ndarray) -> np.ndarray:
         """Class labels for decision values (sign for two classes, argmax otherwise)."""

@@ -3,7 +3,7 @@
     min_alpha  1/2 alpha'Q alpha - 1'alpha,  Q = diag(y) K diag(y),
     s.t.       0 <= alpha_i <= C,  y'alpha = 0,
 
-the problem of ``mkl.svm`` (libsvm through scikit-learn), with what libsvm does
+the problem of ``mkl.solvers.libsvm`` (libsvm through scikit-learn), with what libsvm does
 not offer: a start from a given feasible alpha and its gradient. The wrapper
 MKL methods solve a sequence of SVMs whose kernels change little from one
 iteration to the next; started at the previous alpha, a solve needs a fraction
@@ -27,15 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .exceptions import InputError
-from .svm import SVMSolution
+from ..exceptions import InputError
+from .libsvm import SVMSolution
 
 TAU = 1e-12  # libsvm's floor on the second-order term
 
 
 @dataclass
 class SMOSolution(SVMSolution):
-    """An :class:`~mkl.svm.SVMSolution` with the SMO iterations it took."""
+    """An :class:`~mkl.solvers.libsvm.SVMSolution` with the SMO iterations it took."""
 
     iterations: int = 0
 

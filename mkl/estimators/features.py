@@ -2,9 +2,9 @@
 
 :class:`MultipleKernelClassifier` composes two things the library already has:
 the kernel bank of a specification (:mod:`mkl.kernels`, or factors K_m = Z_m Z_m'
-from :mod:`mkl.kernel_factors`) and a bank-level estimator of the registry
+from :mod:`mkl.banks.factor_builders`) and a bank-level estimator of the registry
 (:data:`mkl.ALGORITHMS`); :class:`MultipleKernelRegressor` the same bank and
-:class:`mkl.task_estimators.MKLRegressor`. It takes ``X`` of shape (n_samples, n_features), so
+:class:`mkl.estimators.tasks.MKLRegressor`. It takes ``X`` of shape (n_samples, n_features), so
 scikit-learn's tools that slice their input along the first axis
 (``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on it; the
 bank-level estimators take (M, n, n) banks, whose first axis is the kernels.
@@ -17,9 +17,9 @@ section (docs/design.md, "Experiment files")::
      "features": ["all"],          # and/or "single": one kernel per feature
      "normalise": "unit_diagonal"}
 
-Every normalisation is fitted on the training rows (:func:`mkl.kernels.compute_bank`);
+Every normalisation is fitted on the training rows (:func:`mkl.kernels.dense.compute_bank`);
 ``predict`` computes only the test block against the stored training rows
-(:func:`mkl.kernels.compute_test_block`), in chunks of test rows.
+(:func:`mkl.kernels.dense.compute_test_block`), in chunks of test rows.
 """
 
 from __future__ import annotations
@@ -33,14 +33,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .exceptions import InputError
-from .kernels import (
-    compute_bank,
-    compute_test_block,
-    expand_bank_spec,
-    single_features,
-)
-from .representation import bank_representation
+from ..exceptions import InputError
+from ..kernels.dense import compute_bank, compute_test_block
+from ..kernels.representation import bank_representation
+from ..kernels.specs import expand_bank_spec, single_features
 
 # 10 Gaussian widths 2^-3 .. 2^6 (SimpleMKL's range, Rakotomamonjy et al. 2008,
 # for features scaled to unit variance) and polynomial degrees 1-3, on all
@@ -149,7 +145,7 @@ class _FeatureBankEstimator(BaseEstimator):
             del K
             self.normalisation_factors_ = factors
         else:
-            from .kernel_factors import compute_factor_bank
+            from ..banks.factor_builders import compute_factor_bank
 
             estimator.fit(compute_factor_bank(specs, X, None, rep, dtype), y)
             self.normalisation_factors_ = None
@@ -169,7 +165,7 @@ class _FeatureBankEstimator(BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         dtype = self._bank_dtype
         if self.representation_["kind"] != "dense":
-            from .kernel_factors import compute_factor_bank
+            from ..banks.factor_builders import compute_factor_bank
 
             # the same seeded construction as in fit gives the same training
             # factors; only the test factors are new
@@ -240,7 +236,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
     Attributes
     ----------
-    estimator_ : MKLClassifier
+    estimator_ : BaseMKL
         The fitted bank-level estimator (its ``objective_``, ``gap_``,
         ``history_``, ``converged_``...).
     weights_ : ndarray (M,) or (n_classes, M) for one-vs-rest
@@ -279,8 +275,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.random_state = random_state
 
     def _inner_estimator(self):
-        from . import make_estimator
-        from .task_estimators import algorithm_parameters
+        from .factory import make_estimator
+        from .tasks import algorithm_parameters
 
         params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=("random_state",))
         estimator = make_estimator(self.algorithm, C=self.C, **params)
@@ -309,16 +305,16 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
 class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     """Multiple kernel epsilon-SVR on raw features: computes the bank of
-    ``kernels`` on the training rows and fits :class:`mkl.task_estimators.MKLRegressor`
+    ``kernels`` on the training rows and fits :class:`mkl.estimators.tasks.MKLRegressor`
     (``algorithm``'s weight update with the epsilon-SVR inner problem) on it.
 
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
-    ``algorithm`` among :func:`mkl.task_estimators.task_algorithms`
+    ``algorithm`` among :func:`mkl.estimators.tasks.algorithms_for_task`
     ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
     ``representation``, ``random_state``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
     dual coordinate descent with a regularised intercept
-    (:func:`mkl.factor_svm.solve_factored_svr`). Fitted attributes:
+    (:func:`mkl.solvers.coordinate_descent.solve_factored_svr`). Fitted attributes:
     ``estimator_`` (the MKLRegressor), ``weights_``, ``kernel_specs_``,
     ``kernel_names_``, ``n_features_in_``.
     """
@@ -346,7 +342,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self.random_state = random_state
 
     def _inner_estimator(self):
-        from .task_estimators import MKLRegressor
+        from .tasks import MKLRegressor
 
         return MKLRegressor(
             algorithm=self.algorithm,

@@ -1,5 +1,5 @@
-"""Indefinite similarity matrices: generators, eigendecompositions (computed once
-per block and cached), and the eigen transforms of Wu, Chang & Zhang (2005) /
+"""Eigendecompositions of indefinite similarity matrices (computed once per block
+and cached by content), and the eigen transforms of Wu, Chang & Zhang (2005) /
 Chen et al. (2009) that Kundu et al. (2010) compare against.
 
 Notation (Kundu et al. 2010, Section 4): S = sum_j lambda_j v_j v_j' is the
@@ -21,17 +21,6 @@ they are. The kernels learned by IndSVM, ESKL, EMKL and REKL are proxies of S
 close to it in the loss they minimise; their classifiers use the raw test
 similarities with the learned SVM coefficients, as Luss & d'Aspremont (2007)
 and Chen et al. (2009) do for IndSVM.
-
-Generated similarities. Ying, Campbell & Girolami (NIPS 2009), whose recipe
-Kundu et al. follow for the UCI sets, is not among the available texts. Two
-documented generators are offered; the bank records which one was used:
-
-* ``perturbed_gaussian``: exp(-||x - z||^2 / (2 width^2)) + noise E, with E a
-  seeded symmetric standard-normal matrix over all examples (zero diagonal),
-  so a pair's similarity does not depend on the split (the perturbed-kernel
-  construction of Luss & d'Aspremont 2007);
-* ``sigmoid``: tanh(a x'z / d + c), d the number of features, indefinite for
-  most (a, c) (Lin & Lin 2003).
 """
 
 from __future__ import annotations
@@ -42,40 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .exceptions import InputError
-from .kernels import KernelSpec, kernel_function
+from ..exceptions import InputError
 
 TRANSFORMS = ("denoise", "flip", "shift")
-GENERATORS = ("perturbed_gaussian", "sigmoid")
+
+
 RANK_TOL = 1e-10
 
 
-# --------------------------------------------------------------------------- #
-# Generators                                                                  #
-# --------------------------------------------------------------------------- #
-def generate_similarity(X: np.ndarray, generator: str, **params) -> np.ndarray:
-    """An (N, N) symmetric, generally indefinite similarity over all rows of ``X``."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or not np.isfinite(X).all():
-        raise InputError("similarity generator needs a finite 2-D feature matrix")
-    if generator == "perturbed_gaussian":
-        width = float(params.get("width", 1.0))
-        noise = float(params.get("noise", 0.1))
-        if width <= 0 or noise < 0:
-            raise InputError(f"perturbed_gaussian needs width > 0 and noise >= 0, got {params}")
-        S = kernel_function(KernelSpec("gaussian", width), X, X, same=True)
-        E = np.random.default_rng(int(params.get("seed", 0))).standard_normal(S.shape)
-        E = np.triu(E, 1)
-        return S + noise * (E + E.T)
-    if generator == "sigmoid":
-        a, c = float(params.get("a", 1.0)), float(params.get("c", -1.0))
-        return np.tanh(a * (X @ X.T) / X.shape[1] + c)
-    raise InputError(f"unknown similarity generator {generator!r}; known: {GENERATORS}")
-
-
-# --------------------------------------------------------------------------- #
-# Eigendecompositions, computed once per block                                #
-# --------------------------------------------------------------------------- #
 @dataclass
 class Spectra:
     """Eigendecompositions of a stack of symmetric matrices: S_m = V_m diag(w_m) V_m'."""
@@ -90,6 +53,8 @@ class Spectra:
 # costs about 1/50 of an eigendecomposition at n = 1000. A small LRU: the
 # blocks in use at once are one CV fold's and the training block's.
 _CACHE: OrderedDict[tuple, Spectra] = OrderedDict()
+
+
 CACHE_ENTRIES = 4
 
 
@@ -153,9 +118,6 @@ def spectra(S: np.ndarray) -> Spectra:
     return out
 
 
-# --------------------------------------------------------------------------- #
-# Spectrum transforms                                                         #
-# --------------------------------------------------------------------------- #
 def transform_spectrum(values: np.ndarray, how: str) -> np.ndarray:
     """mu from lambda for ``denoise``, ``flip`` or ``shift`` (module docstring)."""
     values = np.asarray(values, dtype=np.float64)

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .svm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, SVMSolution, one_class_optimality
+from .libsvm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, SVMSolution, one_class_optimality
 
 # epochs (passes over the training points) before a soft-margin solve gives up.
 # With shrinking most epochs visit a small active set: on Nystroem features of
@@ -234,7 +234,7 @@ def _gram_dual_cd(H, p, lo, hi, eps, x, tol, max_epochs, seed):
 
 @dataclass
 class FactoredSolution(SVMSolution):
-    """An :class:`~mkl.svm.SVMSolution` of problem (P), with the solver's epochs."""
+    """An :class:`~mkl.solvers.libsvm.SVMSolution` of problem (P), with the solver's epochs."""
 
     epochs: int = 0
 
@@ -322,7 +322,7 @@ def solve_factored_svm(
 
     ``alpha0``: a warm start, clipped into the box [0, C] (a start from another
     C or other labels is still feasible once clipped: the problem has no other
-    constraint). ``C=None``: hard margin, as in :func:`mkl.svm.solve_svm_dual`
+    constraint). ``C=None``: hard margin, as in :func:`mkl.solvers.libsvm.solve_svm_dual`
     (a box of HARD_MARGIN_C over the mean diagonal, an epoch cap, ``at_bound``
     when a multiplier reaches the box or the cap stops the solve).
     The solution's ``objective`` is the dual value of (P), ``bias`` = b^2 y'alpha.
@@ -423,7 +423,7 @@ def solve_factored_one_class(
     method: str = "auto",
 ) -> FactoredSolution:
     """The one-class SVM dual (Schoelkopf et al. 2001, eq. 4) on factors, as
-    :func:`mkl.svm.solve_one_class_dual` writes it:
+    :func:`mkl.solvers.libsvm.solve_one_class_dual` writes it:
 
         max_alpha  -1/2 alpha'K(theta)alpha
         s.t.       0 <= alpha_i <= 1/(nu n),  1'alpha = 1.                 (O)
@@ -511,7 +511,7 @@ def _onto_the_simplex_box(alpha: np.ndarray, upper: float, g: np.ndarray) -> np.
 
 def _times_kernel(Z, s: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Z diag(s) Z' x (one pass; dense factors in their own precision, as
-    :meth:`mkl.factor_bank.FactorBank.project` and ``times``)."""
+    :meth:`mkl.banks.factor_bank.FactorBank.project` and ``times``)."""
     if sp.issparse(Z):
         return np.asarray(Z @ (np.asarray(Z.T @ x, dtype=np.float64) * s), dtype=np.float64)
     w = (Z.T @ x.astype(Z.dtype)).astype(np.float64) * s

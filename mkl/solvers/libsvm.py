@@ -7,8 +7,8 @@ solved by libsvm through scikit-learn's ``SVC(kernel='precomputed')`` (measured
 at about 2 ms for n = 500; see docs/design.md, performance). It returns the full-length
 alpha, the bias and the dual objective value, which is J(theta) for the
 combined kernel. Later solves of a fit on a dense bank start from the
-previous alpha in ``mkl.smo`` (libsvm takes no initial alpha; see
-``mkl.algorithms.inner.DenseKernels.solve``).
+previous alpha in ``mkl.solvers.smo`` (libsvm takes no initial alpha; see
+``mkl.solvers.inner.DenseKernels.solve``).
 
 Hard margin (``C=None``) is solved as a C-SVM with a box so large that no
 multiplier reaches it: the box is scaled with the kernel's diagonal
@@ -44,9 +44,9 @@ class SVMSolution:
     at_bound: bool  # hard margin only: not separable (an alpha hit the box, or the cap)
     converged: bool  # libsvm stopped on its tolerance, not its iteration cap
     # b^2/2 (y'alpha)^2 where the intercept is a regularised constant feature b
-    # (the factored path, mkl.factor_svm); 0 with a free bias (y'alpha = 0)
+    # (the factored path, mkl.solvers.coordinate_descent); 0 with a free bias (y'alpha = 0)
     bias_penalty: float = 0.0
-    # S of a dual whose linear term is not 1'alpha (regression, novelty: mkl.tasks)
+    # S of a dual whose linear term is not 1'alpha (regression, novelty: mkl.solvers.tasks)
     linear: float | None = None
 
     @property

@@ -12,7 +12,7 @@ Layout of ``results/kernels/{experiment}/{dataset}/{split}.h5``::
                  the eigendecomposition of each training block (similarity banks)
     attrs: provenance (dataset, experiment, split, sha256 of the data file, library version, ...)
 
-A bank of factors (``train`` a :class:`~mkl.factor_bank.FactorBank`, kernels
+A bank of factors (``train`` a :class:`~mkl.banks.factor_bank.FactorBank`, kernels
 K_m = Z_m Z_m') stores the side-by-side factor matrices instead of the blocks,
 readable by h5py alone::
 
@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
-from ._io import CorruptFile, atomic_path, crc32
-from .exceptions import InputError
-from .kernels import KernelSpec
-from .similarity import Spectra, remember, spectra
+from .._io import CorruptFile, atomic_path, crc32
+from ..exceptions import InputError
+from ..kernels.specs import KernelSpec
+from ..kernels.spectra import Spectra, remember, spectra
 
 _SPEC_DTYPE = np.dtype(
     [("family", "S32"), ("param", "f8"), ("feature", "i8"), ("normalise", "S16")]
@@ -51,9 +51,9 @@ BANK_FORMAT_VERSION = 1
 
 
 def is_factor_bank(x) -> bool:
-    """Whether ``x`` is a :class:`~mkl.factor_bank.FactorBank` (without importing
+    """Whether ``x`` is a :class:`~mkl.banks.factor_bank.FactorBank` (without importing
     that module, and scipy with it, where no factor bank was ever made)."""
-    module = sys.modules.get("mkl.factor_bank")
+    module = sys.modules.get("mkl.banks.factor_bank")
     return module is not None and isinstance(x, module.FactorBank)
 
 
@@ -109,7 +109,7 @@ class KernelBank:
             if self.eigenvalues.shape != (M, n) or self.eigenvectors.shape != (M, n, n):
                 raise InputError("stored eigendecompositions do not match the training block")
             _check_spectra(self.train, self.eigenvalues, self.eigenvectors)
-            # every algorithm fitted on this block finds them (mkl.similarity.spectra)
+            # every algorithm fitted on this block finds them (mkl.kernels.spectra.spectra)
             remember(self.train, Spectra(self.eigenvalues, self.eigenvectors))
 
     @property

@@ -1,5 +1,5 @@
 """Factor constructors: banks of kernels K_m = Z_m Z_m' without n x n matrices
-(:class:`~mkl.factor_bank.FactorBank`). Also importable from :mod:`mkl.kernels`.
+(:class:`~mkl.banks.factor_bank.FactorBank`). Also importable from :mod:`mkl.kernels`.
 
 * :func:`nystroem_bank` -- the Nystroem approximation (Williams & Seeger 2001) of
   any kernel of :mod:`mkl.kernels`: with landmarks L (a seeded sample of the
@@ -31,16 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import InputError
+from ..exceptions import InputError
+from ..kernels.functions import check_features, check_same_features, kernel_function
+from ..kernels.specs import ALL_FEATURES, NORMALISATIONS, KernelSpec
 from .factor_bank import FactorBank
-from .kernels import (
-    ALL_FEATURES,
-    NORMALISATIONS,
-    KernelSpec,
-    _check_features,
-    _check_same_features,
-    kernel_function,
-)
 
 # Nystroem: eigenvalues of k(L, L) below this fraction of the largest are dropped
 NYSTROEM_RCOND = 1e-10
@@ -110,7 +104,7 @@ def nystroem_bank(
     landmarks drawn (seeded by ``random_state``) from the training rows, shared
     by all kernels. ``rank`` must be at most n_train; each factor has at most
     ``rank`` columns (fewer where k(L, L) is numerically singular)."""
-    X_train = _check_features(X_train, "X_train")
+    X_train = check_features(X_train, "X_train")
     n = X_train.shape[0]
     if not (isinstance(rank, (int, np.integer)) and 1 <= rank <= n):
         raise InputError(
@@ -118,8 +112,8 @@ def nystroem_bank(
             f"that can serve as landmarks), got {rank!r}"
         )
     if X_test is not None:
-        X_test = _check_features(X_test, "X_test")
-        _check_same_features(X_train, X_test)
+        X_test = check_features(X_test, "X_test")
+        check_same_features(X_train, X_test)
     landmarks = X_train[np.random.default_rng(random_state).choice(n, rank, replace=False)]
     train, test = [], []
     for spec in specs:
@@ -152,12 +146,12 @@ def random_fourier_bank(
     """A FactorBank of random Fourier features for Gaussian ``specs``
     (k(x, z) = exp(-||x - z||^2 / (2 width^2))), ``n_components`` features each,
     one seeded draw of W and b shared by the bank."""
-    X_train = _check_features(X_train, "X_train")
+    X_train = check_features(X_train, "X_train")
     if not (isinstance(n_components, (int, np.integer)) and n_components >= 1):
         raise InputError(f"n_components must be a positive integer, got {n_components!r}")
     if X_test is not None:
-        X_test = _check_features(X_test, "X_test")
-        _check_same_features(X_train, X_test)
+        X_test = check_features(X_test, "X_test")
+        check_same_features(X_train, X_test)
     rng = np.random.default_rng(random_state)
     W = rng.normal(size=(X_train.shape[1], n_components))
     b = rng.uniform(0.0, 2.0 * np.pi, size=n_components)
@@ -272,7 +266,7 @@ def compute_factor_bank(
     """The factor bank of ``specs`` in an experiment's ``representation``:
     ``{kind: nystroem, rank: r, seed: s}``, ``{kind: rff, dimension: D, seed: s}``
     or ``{kind: exact}`` (the workflow's kernels stage; ``dense`` is
-    ``mkl.kernels.compute_bank``)."""
+    ``mkl.kernels.dense.compute_bank``)."""
     kind = representation.get("kind")
     common = dict(dtype=dtype, y_train=y_train, y_test=y_test)
     if kind == "nystroem":
@@ -307,12 +301,12 @@ def _features_pair(X_train, X_test):
             if not np.isfinite(X.data).all():
                 raise InputError(f"{name} contains NaN or inf")
             return X
-        return _check_features(X, name)
+        return check_features(X, name)
 
     Z = check(X_train, "X_train")
     T = None if X_test is None else check(X_test, "X_test")
     if T is not None:
-        _check_same_features(Z, T)
+        check_same_features(Z, T)
     return Z, T
 
 

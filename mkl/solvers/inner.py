@@ -11,13 +11,13 @@ Both solve, for fixed weights theta, the SVM dual
 and differ in the feasible set and S:
 
 * :class:`DenseKernels` (an (M, n, n) bank): the C-SVM with bias, 0 <= alpha <= C,
-  y'alpha = 0, S(alpha) = 1'alpha. The first solve is libsvm's (``mkl.svm``);
-  later ones start from the previous alpha in our SMO (``mkl.smo``, libsvm's
+  y'alpha = 0, S(alpha) = 1'alpha. The first solve is libsvm's (``mkl.solvers.libsvm``);
+  later ones start from the previous alpha in our SMO (``mkl.solvers.smo``, libsvm's
   algorithm with a warm start), since consecutive weights give nearby
   problems. A "combination" is the n x n matrix K(theta).
-* :class:`FactorKernels` (a :class:`~mkl.factor_bank.FactorBank`): the
+* :class:`FactorKernels` (a :class:`~mkl.banks.factor_bank.FactorBank`): the
   bias-free C-SVM whose intercept is a regularised constant feature b
-  (``mkl.factor_svm``): 0 <= alpha <= C, S(alpha) = 1'alpha - b^2/2 (y'alpha)^2,
+  (``mkl.solvers.coordinate_descent``): 0 <= alpha <= C, S(alpha) = 1'alpha - b^2/2 (y'alpha)^2,
   solved by dual coordinate descent warm-started at the previous alpha. A
   "combination" is the weight vector itself (nothing n x n exists). b^2 is the
   mean diagonal of the average kernel (1 for unit-diagonal kernels: liblinear's
@@ -27,7 +27,7 @@ S does not depend on theta, so every bound of the wrapper framework (the cuts
 J >= S(alpha) - 1/2 q(alpha)'theta and the dual bound S(alpha) - 1/2 sigma(q))
 holds for both.
 
-The task (``mkl.tasks``) says which dual is solved: the C-SVM above, the
+The task (``mkl.solvers.tasks``) says which dual is solved: the C-SVM above, the
 epsilon-SVR or the one-class SVM, whose duals have the same form with their own
 feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta), on either
 representation (on factors the SVR's intercept is regularised as the C-SVM's;
@@ -38,15 +38,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..factor_bank import FactorBank
-from ..kernels import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
-from ..svm import SVMSolution, solve_svm_dual
-from ..tasks import CLASSIFICATION
+from ..banks.algebra import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
+from ..banks.factor_bank import FactorBank
+from .libsvm import SVMSolution, solve_svm_dual
+from .tasks import CLASSIFICATION
 
 
 class DenseKernels:
     """A dense bank K (M, n, n); ``K_mean`` the average kernel from input
-    validation; ``task`` the dual solved (``mkl.tasks``; default the C-SVM)."""
+    validation; ``task`` the dual solved (``mkl.solvers.tasks``; default the C-SVM)."""
 
     representation = "dense"
 
@@ -77,13 +77,14 @@ class DenseKernels:
         """The SVM on ``combo``: cold by libsvm, warm (after a first solve, finite
         C) by SMO from the previous alpha. libsvm stays the cold solver: it is
         as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py).
-        Regression and novelty: libsvm's SVR / one-class SVM (``mkl.tasks``)."""
+        Regression and novelty: libsvm's SVR / one-class SVM (``mkl.solvers.tasks``)."""
         if self.task.name != "classification":
             return self.task.solve(combo, y, C, tol)
         if C is None or self._warm is None or len(self._warm) != len(y):
             sol = solve_svm_dual(combo, y, C, tol)
         else:
-            from ..smo import solve_svm_smo  # numba: loaded when first needed
+            from .smo import solve_svm_smo
+            # numba: loaded when first needed
 
             sol = solve_svm_smo(combo, y, C, tol, alpha0=self._warm)
             self.smo_iterations.append(sol.iterations)
@@ -153,7 +154,7 @@ class DenseKernels:
 
 
 class FactorKernels:
-    """A :class:`~mkl.factor_bank.FactorBank`: combinations are weight vectors and
+    """A :class:`~mkl.banks.factor_bank.FactorBank`: combinations are weight vectors and
     each SVM solve warm-starts from the previous alpha."""
 
     representation = "factors"
@@ -182,7 +183,8 @@ class FactorKernels:
         return e
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
-        """The task's dual on the factors (``mkl.tasks``, ``mkl.factor_svm``),
+        """The task's dual on the factors (``mkl.solvers.tasks``,
+        ``mkl.solvers.coordinate_descent``),
         warm-started at the previous solution."""
         warm = self._warm if self._warm is not None and len(self._warm.alpha) == len(y) else None
         sol = self.task.solve_factors(
@@ -259,7 +261,7 @@ class FactorKernels:
 
 
 def inner_problem(K, K_mean=None, task=CLASSIFICATION):
-    """The inner problem for a bank and a task (``mkl.tasks``):
+    """The inner problem for a bank and a task (``mkl.solvers.tasks``):
     :class:`FactorKernels` for a FactorBank, :class:`DenseKernels` for an
     (M, n, n) array."""
     if isinstance(K, FactorBank):

@@ -2,10 +2,11 @@
 
 Each estimator runs a registry method's own weight update (SimpleMKL, the
 level method, lp-norm MKL, GMKL...) with another inner problem behind the one
-oracle (``mkl.tasks``): the epsilon-SVR for :class:`MKLRegressor`, the
+oracle (:mod:`mkl.solvers.tasks`): the epsilon-SVR for :class:`MKLRegressor`, the
 one-class SVM (Schoelkopf et al. 2001) for :class:`MKLNoveltyDetector`. It
-fits an instance of the registry class with its ``task`` set, and keeps it as
-``estimator_``: nothing of the loops is copied.
+fits an instance of the registry class with its ``task`` parameter set, and
+keeps it as ``estimator_``: nothing of the loops is copied. Users get them
+from ``mkl.make_estimator(name, task="regression" | "novelty")``.
 
 The methods whose math is the classifier's own do not carry over: EasyMKL and
 MEMO (the KOMD margin between two classes), SMKL (its smoothed objective is
@@ -13,23 +14,19 @@ the bias-free hinge loss) and the indefinite-similarity family (SVMs on
 transformed spectra or learned PSD kernels, built for the C-SVM). The wrapper
 methods and the baselines ``uniform`` and ``linear`` do, and ``single_best``
 for regression (selection by cross-validated squared error; novelty has no
-held-out score to select by) (:func:`task_algorithms`).
+held-out score to select by)
+(:func:`mkl.algorithms.registry.algorithms_for_task`).
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .bank import KernelBank
-from .exceptions import InputError
-from .tasks import Novelty, Regression
-
-# y with at most this many distinct integer values looks like class labels
-CLASS_LIKE_VALUES = 10
+from ..algorithms.registry import ALGORITHMS, algorithms_for_task, new_algorithm
+from ..exceptions import InputError
+from ..solvers.tasks import Novelty, Regression
 
 # the fitted attributes of the bank-level estimator that the task estimators show
 FITTED_ATTRIBUTES = (
@@ -46,32 +43,20 @@ FITTED_ATTRIBUTES = (
 )
 
 
-def task_algorithms(task: str) -> list[str]:
-    """The registry names whose method solves ``task`` ("regression", "novelty")."""
-    from .algorithms import ALGORITHMS
-
-    return sorted(name for name, cls in ALGORITHMS.items() if task in cls.tasks)
-
-
 def _solver(algorithm, task, **params):
-    """An unfitted registry estimator for ``algorithm`` solving ``task``."""
-    from . import make_estimator
-    from .algorithms import ALGORITHMS
-
+    """An unfitted registry estimator for ``algorithm`` solving ``task`` (its
+    ``task`` parameter, which ``clone`` keeps)."""
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise InputError(
             f"unknown algorithm {algorithm!r}; for {task.name}: "
-            f"{', '.join(task_algorithms(task.name))}"
+            f"{', '.join(algorithms_for_task(task.name))}"
         )
     if task.name not in ALGORITHMS[algorithm].tasks:
         raise InputError(
             f"algorithm {algorithm!r} does not do {task.name} (its math is the "
-            f"classifier's); for {task.name}: {', '.join(task_algorithms(task.name))}"
+            f"classifier's); for {task.name}: {', '.join(algorithms_for_task(task.name))}"
         )
-    solver = make_estimator(algorithm, **params)
-    solver._check_params()
-    solver.task = task
-    return solver
+    return new_algorithm(algorithm, task=task, **params)
 
 
 def algorithm_parameters(est, named: tuple[str, ...], reserved: tuple[str, ...] = ()) -> dict:
@@ -94,12 +79,11 @@ class _TaskEstimator(BaseEstimator):
     showing its fitted attributes, and its decision values."""
 
     # a FactorBank goes to the registry method, which takes it if its math allows
-    # (the task's dual on factors: mkl.factor_svm)
+    # (the task's dual on factors: mkl.solvers.coordinate_descent)
     accepts_factors = True
 
-    def _fit_solver(self, solver, K, targets_of_n):
-        K, n = solver._validated_bank(K)
-        solver._fit_tasks(K, [targets_of_n(n)])
+    def _fit_solver(self, solver, K, y):
+        solver.fit(K, y)
         self.estimator_ = solver
         for name in FITTED_ATTRIBUTES:
             setattr(self, name, getattr(solver, name))
@@ -114,7 +98,8 @@ class _TaskEstimator(BaseEstimator):
 
 class MKLRegressor(RegressorMixin, _TaskEstimator):
     """Multiple kernel epsilon-SVR: the weights of ``algorithm`` (a registry
-    name; :func:`task_algorithms` ``("regression")``) learned with the dual
+    name; :func:`~mkl.algorithms.registry.algorithms_for_task` ``("regression")``)
+    learned with the dual
 
         J(theta) = max_beta y'beta - epsilon ||beta||_1 - 1/2 sum_m theta_m beta'K_m beta
         s.t. 1'beta = 0, -C <= beta <= C,
@@ -145,9 +130,7 @@ class MKLRegressor(RegressorMixin, _TaskEstimator):
             C=self.C,
             **algorithm_parameters(self, ("p", "v"), reserved=("epsilon", "nu")),
         )
-        if isinstance(K, KernelBank) and y is None:
-            y = K.y_train
-        return self._fit_solver(solver, K, lambda n: check_regression_targets(y, n))
+        return self._fit_solver(solver, K, y)
 
     def predict(self, K_test):
         """Predicted targets: K(theta)(x, X) beta + bias."""
@@ -156,7 +139,8 @@ class MKLRegressor(RegressorMixin, _TaskEstimator):
 
 class MKLNoveltyDetector(OutlierMixin, _TaskEstimator):
     """Multiple kernel one-class SVM (Schoelkopf et al. 2001): the weights of
-    ``algorithm`` (:func:`task_algorithms` ``("novelty")``) learned with
+    ``algorithm`` (:func:`~mkl.algorithms.registry.algorithms_for_task`
+    ``("novelty")``) learned with
 
         J(theta) = max_alpha -1/2 sum_m theta_m alpha'K_m alpha
         s.t. 0 <= alpha_i <= 1/(nu n), 1'alpha = 1,
@@ -183,7 +167,7 @@ class MKLNoveltyDetector(OutlierMixin, _TaskEstimator):
             Novelty(self.nu),
             **algorithm_parameters(self, ("p", "v"), reserved=("epsilon", "nu")),
         )
-        self._fit_solver(solver, K, np.ones)
+        self._fit_solver(solver, K, None)
         self.offset_ = -self.intercept_  # decision_function = score_samples - offset_
         return self
 
@@ -193,30 +177,3 @@ class MKLNoveltyDetector(OutlierMixin, _TaskEstimator):
 
     def predict(self, K_test):
         return np.where(self.decision_function(K_test) >= 0, 1, -1)
-
-
-def check_regression_targets(y, n: int) -> np.ndarray:
-    """Real targets: 1-D, n of them, numeric and finite. Targets that look like
-    class labels (at most CLASS_LIKE_VALUES distinct integers) are fitted, with
-    a warning."""
-    if y is None:
-        raise InputError("a regressor needs targets y")
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise InputError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n:
-        raise InputError(f"y has {y.shape[0]} targets but the kernels have {n} samples")
-    if y.dtype.kind not in "biuf":
-        raise InputError(f"regression targets must be numbers, got dtype {y.dtype}")
-    y = y.astype(np.float64)
-    if not np.isfinite(y).all():
-        raise InputError("y contains NaN or inf")
-    values = np.unique(y)
-    if values.size <= CLASS_LIKE_VALUES and np.all(values == np.round(values)):
-        warnings.warn(
-            f"y has only {values.size} distinct integer values, like class labels; "
-            "fitting a regression (for classification use mkl.make_estimator)",
-            UserWarning,
-            stacklevel=3,
-        )
-    return y

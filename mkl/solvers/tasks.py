@@ -9,17 +9,17 @@ weight set unchanged: a task is a new inner problem behind the one oracle
 (``mkl/algorithms/inner.py``), not a new loop.
 
 * :data:`CLASSIFICATION`: the C-SVM, beta = alpha * y, 0 <= alpha <= C,
-  y'alpha = 0, S = 1'alpha (``mkl.svm.solve_svm_dual``, warm starts by
-  ``mkl.smo``).
+  y'alpha = 0, S = 1'alpha (``mkl.solvers.libsvm.solve_svm_dual``, warm starts by
+  ``mkl.solvers.smo``).
 * :class:`Regression` (epsilon-SVR): -C <= beta <= C, 1'beta = 0,
-  S = y'beta - epsilon ||beta||_1 (``mkl.svm.solve_svr_dual``).
+  S = y'beta - epsilon ||beta||_1 (``mkl.solvers.libsvm.solve_svr_dual``).
 * :class:`Novelty` (one-class SVM, Schoelkopf et al. 2001): 0 <= beta <= 1/(nu n),
   1'beta = 1, S = 0, so J(theta) = -min_beta 1/2 beta'K(theta)beta: learning
-  the weights maximises the one-class dual value (``mkl.svm.solve_one_class_dual``).
+  the weights maximises the one-class dual value (``mkl.solvers.libsvm.solve_one_class_dual``).
   ``objective_`` is J, at most 0; Schoelkopf's dual value is -J.
 
 Each task solves its dual on a dense kernel (``solve``) and on factors
-(``solve_factors``, ``mkl.factor_svm``): there the intercept of the C-SVM and
+(``solve_factors``, ``mkl.solvers.coordinate_descent``): there the intercept of the C-SVM and
 the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
 -b^2/2 (1'beta)^2), while the one-class SVM keeps 1'alpha = 1 exactly.
 """
@@ -27,12 +27,13 @@ the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .exceptions import InputError
-from .svm import SVMSolution, solve_one_class_dual, solve_svr_dual
+from ..exceptions import InputError
+from .libsvm import SVMSolution, solve_one_class_dual, solve_svr_dual
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,10 @@ class Classification:
     name = "classification"
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
-        """The bias-free C-SVM on factors (``mkl.factor_svm.solve_factored_svm``),
+        """The bias-free C-SVM on factors (``mkl.solvers.coordinate_descent.solve_factored_svm``),
         warm-started at the previous solution ``warm`` (or None)."""
-        from .factor_svm import solve_factored_svm  # numba: loaded when first needed
+        from .coordinate_descent import solve_factored_svm
+        # numba: loaded when first needed
 
         return solve_factored_svm(
             Z, offsets, theta, y, C, tol, intercept_sq=intercept_sq,
@@ -67,13 +69,17 @@ class Regression:
         if e < 0:
             raise InputError(f"epsilon must be >= 0, got epsilon={e!r}")
 
+    def targets(self, y, n: int) -> np.ndarray:
+        """The real targets y as the dual takes them (:func:`check_regression_targets`)."""
+        return check_regression_targets(y, n)
+
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
         return solve_svr_dual(K, y, _finite_C(C), self.epsilon, tol)
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The epsilon-SVR on factors with a regularised intercept
-        (``mkl.factor_svm.solve_factored_svr``)."""
-        from .factor_svm import solve_factored_svr
+        (``mkl.solvers.coordinate_descent.solve_factored_svr``)."""
+        from .coordinate_descent import solve_factored_svr
 
         return solve_factored_svr(
             Z, offsets, theta, y, _finite_C(C), self.epsilon, tol, intercept_sq=intercept_sq,
@@ -100,14 +106,18 @@ class Novelty:
         ):
             raise InputError(f"nu must be a number in (0, 1], got nu={nu!r}")
 
+    def targets(self, y, n: int) -> np.ndarray:
+        """Ones: every training point is normal (``y`` is ignored)."""
+        return np.ones(n)
+
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
         return solve_one_class_dual(K, self.nu, tol)
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The one-class SVM on factors, its equality kept by the method of
-        multipliers (``mkl.factor_svm.solve_factored_one_class``); the offset
+        multipliers (``mkl.solvers.coordinate_descent.solve_factored_one_class``); the offset
         is not regularised, so ``intercept_sq`` is not used."""
-        from .factor_svm import solve_factored_one_class
+        from .coordinate_descent import solve_factored_one_class
 
         return solve_factored_one_class(
             Z, offsets, theta, self.nu, tol,
@@ -123,3 +133,33 @@ def _finite_C(C):
 
 
 CLASSIFICATION = Classification()
+
+# y with at most this many distinct integer values looks like class labels
+CLASS_LIKE_VALUES = 10
+
+
+def check_regression_targets(y, n: int) -> np.ndarray:
+    """Real targets: 1-D, n of them, numeric and finite. Targets that look like
+    class labels (at most CLASS_LIKE_VALUES distinct integers) are fitted, with
+    a warning."""
+    if y is None:
+        raise InputError("a regressor needs targets y")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise InputError(f"y has {y.shape[0]} targets but the kernels have {n} samples")
+    if y.dtype.kind not in "biuf":
+        raise InputError(f"regression targets must be numbers, got dtype {y.dtype}")
+    y = y.astype(np.float64)
+    if not np.isfinite(y).all():
+        raise InputError("y contains NaN or inf")
+    values = np.unique(y)
+    if values.size <= CLASS_LIKE_VALUES and np.all(values == np.round(values)):
+        warnings.warn(
+            f"y has only {values.size} distinct integer values, like class labels; "
+            "fitting a regression (for classification use mkl.make_estimator(name))",
+            UserWarning,
+            stacklevel=4,
+        )
+    return y

@@ -1,5 +1,5 @@
 """How a bank spec's kernels are stored: its ``representation`` (dense blocks,
-or factors K_m = Z_m Z_m' built by :mod:`mkl.kernel_factors`).
+or factors K_m = Z_m Z_m' built by :mod:`mkl.banks.factor_builders`).
 
 Shared by the workflow's kernel stage and :class:`mkl.MultipleKernelClassifier`
 (which reads the same spec language); it imports nothing beyond the
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .exceptions import InputError
+from ..exceptions import InputError
 
 REPRESENTATIONS = ("dense", "nystroem", "rff", "exact")
 
 
 def bank_representation(spec: Mapping) -> dict:
     """How a bank spec's kernels are stored: ``{"kind": "dense"}`` (the (M, n, n)
-    blocks, the default) or factors K_m = Z_m Z_m' (``mkl.kernel_factors``):
+    blocks, the default) or factors K_m = Z_m Z_m' (``mkl.banks.factor_builders``):
     ``{"kind": "nystroem", "rank": r, "seed": s}``,
     ``{"kind": "rff", "dimension": D, "seed": s}`` or ``{"kind": "exact"}``
     (linear kernels). A bare string names a kind without parameters."""

@@ -1,0 +1,49 @@
+"""Validation shared by the library: array dtypes, and the estimators'
+hyperparameters declared as ``_parameter_constraints`` (scikit-learn's
+constraint language, checked in ``fit`` and reported as :class:`InputError`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .exceptions import InputError
+
+
+def as_real_float(A, name: str):
+    """``A`` (an array or a scipy.sparse matrix) as float32/float64: kept when it
+    is already one of those, other real numeric dtypes promoted to float64,
+    anything else (strings, objects, complex) refused with an InputError naming ``name``."""
+    if A.dtype in (np.float32, np.float64):
+        return A
+    values = A.data if hasattr(A, "tocsr") else A
+    if not np.issubdtype(A.dtype, np.number) or np.iscomplexobj(values):
+        raise InputError(f"{name} must be real-valued, got dtype {A.dtype}")
+    return A.astype(np.float64)
+
+
+def validate_params(estimator) -> None:
+    """Check an estimator's hyperparameters against its ``_parameter_constraints``
+    (scikit-learn's constraint language: ``Interval``, ``StrOptions``, types,
+    None), as scikit-learn's own estimators do in ``fit``; a violation is an
+    :class:`InputError` naming the parameter, what it must be and what it got."""
+    from sklearn.utils._param_validation import (
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    constraints = estimator._parameter_constraints
+    params = estimator.get_params(deep=False)
+    for name, value in params.items():
+        # True is an Integral to Python, never a number to a user: refused where
+        # the constraints do not name booleans themselves
+        allowed = constraints.get(name, ())
+        if isinstance(value, bool) and not any(c in ("boolean", "verbose", bool) for c in allowed):
+            raise InputError(
+                f"The {name!r} parameter of {type(estimator).__name__} must be a number, not a "
+                f"boolean. Got {value!r} instead."
+            )
+    try:
+        validate_parameter_constraints(constraints, params, caller_name=type(estimator).__name__)
+    except InvalidParameterError as exc:
+        raise InputError(str(exc)) from None

@@ -1,0 +1,106 @@
+"""The algebra of a dense bank that every solver's hot loop runs on: the weighted
+combination sum_m theta_m K_m (:func:`combine`), the quadratic forms v'K_m v of
+every kernel (:func:`quadratic_forms`; :func:`psd_quadratic_forms` for methods
+whose math needs PSD kernels) and the spectral ratio (Lauriola et al. 2018).
+See docs/design.md, "Performance" and "Input checks".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ..exceptions import InputError
+
+
+def spectral_ratio(K: np.ndarray) -> float:
+    """C(K) = tr(K) / ||K||_F, between 1 (rank one) and sqrt(n) (identity);
+    the kernel-complexity measure of Lauriola et al. 2018."""
+    fro = float(np.linalg.norm(K))
+    if fro == 0:
+        raise InputError("spectral ratio of the zero matrix is undefined")
+    return float(np.trace(K)) / fro
+
+
+def combine(K: np.ndarray, weights: Iterable[float], out: np.ndarray | None = None) -> np.ndarray:
+    """sum_m weights_m K_m as a C-contiguous float64 array.
+
+    The sum is one matrix-vector product over the flattened bank (memory-bandwidth
+    bound, no Python loop over kernels). Kernels with zero weight are skipped
+    when few kernels are active (gathering them costs a read and a write of
+    each, so with more than a third of the bank active one full pass is
+    cheaper). A float32 bank is combined in float32 and only the (n x n)
+    result is promoted, so the bank is never copied to float64.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    M = K.shape[0]
+    if w.shape != (M,):
+        raise InputError(f"weights must have shape ({M},), got {w.shape}")
+    active = np.flatnonzero(w)
+    shape = K.shape[1:]
+    if active.size == 0:
+        res = np.zeros(shape)
+    else:
+        if 3 * active.size < M:
+            sub, wa = K[active], w[active]
+        else:
+            sub, wa = K, w
+        flat = sub.reshape(sub.shape[0], -1)
+        res = (wa.astype(K.dtype, copy=False) @ flat).reshape(shape)
+    res = np.ascontiguousarray(res, dtype=np.float64)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """v' K_m v for every kernel of the bank: one matrix-vector pass over the
+    flattened bank (in its own dtype), the gradient of every method that
+    weights kernels by how they score one coefficient vector (q_m of the
+    wrapper methods, d_r of EasyMKL and MEMO)."""
+    M, n, _ = K.shape
+    Kv = (K.reshape(M * n, n) @ np.asarray(v).astype(K.dtype, copy=False)).reshape(M, n)
+    return Kv.astype(np.float64) @ np.asarray(v, dtype=np.float64)
+
+
+def psd_quadratic_forms(
+    K: np.ndarray, v: np.ndarray, labels: Sequence[str] | None = None
+) -> np.ndarray:
+    """:func:`quadratic_forms` for methods whose math needs PSD kernels (the
+    wrapper methods' q_m, EasyMKL's and MEMO's scores). A form below zero by
+    more than rounding (``10 eps n ||v||^2 max_i K_m,ii`` in the bank's dtype)
+    proves K_m indefinite: :class:`InputError` names it with its smallest
+    eigenvalue. Smaller negatives are rounding and read as 0 (documented in
+    docs/design.md, "Input checks"). ``labels``: the kernels' names in the
+    message (default ``K[m]``)."""
+    q = quadratic_forms(K, v)
+    M, n, _ = K.shape
+    v = np.asarray(v, dtype=np.float64)
+    diag_max = np.abs(np.einsum("mii->mi", K)).max(axis=1).astype(np.float64)
+    rounding = 10.0 * np.finfo(K.dtype).eps * n * float(v @ v) * diag_max
+    bad = np.flatnonzero(q < -rounding)
+    if bad.size:
+        m = int(bad[0])
+        label = labels[m] if labels is not None else f"K[{m}]"
+        raise InputError(indefinite_message(K[m], label, q[m]))
+    return np.maximum(q, 0.0)
+
+
+def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) -> str:
+    """Error text for an indefinite kernel given to a method that needs PSD ones
+    (error path only: one partial eigendecomposition)."""
+    import scipy.linalg
+
+    lam_min = float(
+        scipy.linalg.eigh(
+            np.asarray(K_m, dtype=np.float64), eigvals_only=True, subset_by_index=[0, 0]
+        )[0]
+    )
+    seen = f" (a quadratic form v'Kv = {form:.3g})" if form is not None else ""
+    return (
+        f"{name} is not positive semidefinite: smallest eigenvalue {lam_min:.3g}{seen}. "
+        "This method needs PSD kernels; for indefinite similarities use a method "
+        "for them (eigen transforms, IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+    )

@@ -1,0 +1,101 @@
+"""Input checks of a dense training bank (docs/design.md, "Input checks"):
+structure (:func:`as_kernel_array`) and values, folded into the one pass that
+forms the average kernel (:func:`check_training_kernels`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_real_float
+from ..exceptions import InputError
+from .kernel_bank import KernelBank
+
+
+def as_kernel_array(K, name: str = "K") -> np.ndarray:
+    """Structural checks on a bank: 3-D, numeric, float32 or float64, C-contiguous
+    (no copy when it is all of these already)."""
+    if isinstance(K, KernelBank):
+        K = K.train
+    if not isinstance(K, np.ndarray):
+        K = np.asarray(K)
+    if K.ndim != 3:
+        raise InputError(
+            f"{name} must have shape (n_kernels, n_samples, n_samples), got shape {K.shape}"
+            + ("; wrap a single kernel as K[None]" if K.ndim == 2 else "")
+        )
+    K = as_real_float(K, name)
+    if K.shape[0] == 0 or K.shape[1] == 0:
+        raise InputError(f"{name} is empty (shape {K.shape})")
+    # solvers pass over the flattened bank every iteration: a strided view
+    # would be copied each time, so it is copied once here instead
+    return np.ascontiguousarray(K)
+
+
+def locate_bad_kernel(K: np.ndarray, name: str = "K") -> str:
+    """Name the first kernel holding NaN/inf (error path only: one pass)."""
+    for m in range(K.shape[0]):
+        if not np.isfinite(K[m]).all():
+            return f"{name}[{m}] contains NaN or inf"
+    return f"{name} contains NaN or inf"
+
+
+def max_asymmetry(K: np.ndarray, block: int = 64) -> float:
+    """max |K_ij - K_ji|, compared in strips of ``block`` rows over the upper
+    triangle: cache-friendly, 3-8x faster than ``abs(K - K.T).max()``."""
+    n = K.shape[0]
+    worst = 0.0
+    for i in range(0, n, block):
+        worst = max(worst, float(np.abs(K[i : i + block, i:] - K[i:, i : i + block].T).max()))
+    return worst
+
+
+# fixed weights of the second combination formed in the validation pass (a
+# seeded draw, so that the checks do not depend on the caller's random state)
+_CHECK_WEIGHTS = np.random.default_rng(20101).uniform(0.5, 1.5, size=4096)
+
+
+def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
+    """Value checks of a training bank, folded into the one pass that forms the
+    average kernel (docs/design.md, "Input checks"):
+
+    * NaN/inf anywhere shows up in the average;
+    * symmetry per kernel: the same pass (one matrix product with two weight
+      vectors) also forms a combination with distinct positive weights, so an
+      asymmetric kernel cannot hide behind another's transpose
+      (K = [B, B'] has a symmetric average, not a symmetric second combination);
+      on failure each kernel is checked to name the culprit;
+    * with ``psd``: every diagonal entry >= 0 (M n reads). A full eigenvalue
+      check would cost M eigendecompositions; instead every quadratic form the
+      solvers compute is checked (:func:`mkl.banks.algebra.psd_quadratic_forms`), so
+      an indefinite kernel is refused as soon as a solution meets a negative
+      direction, and never silently clipped.
+
+    Returns the average kernel, which most methods need anyway."""
+    M, n, n2 = K.shape
+    if n != n2:
+        raise InputError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
+    w2 = np.resize(_CHECK_WEIGHTS, M)
+    W = np.stack([np.full(M, 1.0 / M), w2 / w2.sum()]).astype(K.dtype)
+    both = (W @ K.reshape(M, -1)).reshape(2, n, n).astype(np.float64, copy=False)
+    K_mean, K_other = both[0].copy(), both[1]  # the copy frees the pair when done
+    scale = max(float(both.max()), -float(both.min()))  # NaN/inf anywhere: not finite
+    if not np.isfinite(scale):
+        raise InputError(locate_bad_kernel(K))
+    tol = 1e-6 * scale + 1e-300
+    if max_asymmetry(K_mean) > tol or max_asymmetry(K_other) > tol:
+        for m in range(M):
+            if max_asymmetry(K[m]) > 1e-6 * float(np.abs(K[m]).max()) + 1e-300:
+                raise InputError(f"K[{m}] is not symmetric")
+        raise InputError("the kernels are not symmetric")
+    if psd:
+        diag = np.einsum("mii->mi", K)
+        if (diag < -tol).any():
+            m, i = (int(a[0]) for a in np.nonzero(diag < -tol))
+            raise InputError(
+                f"K[{m}] is not positive semidefinite: its diagonal entry ({i}, {i}) is "
+                f"{float(diag[m, i]):.3g} < 0. This method needs PSD kernels; for "
+                "indefinite similarities use a method for them (eigen transforms, "
+                "IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+            )
+    return K_mean

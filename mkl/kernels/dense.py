@@ -1,0 +1,108 @@
+"""Dense kernel banks: the training block (M, n, n), the test block (M, n_test, n)
+and the normalisation divisors fitted on the training rows, from features
+(:func:`compute_bank`, :func:`compute_test_block`) or from precomputed
+similarity matrices over all examples (:func:`similarity_bank`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..exceptions import InputError
+from .functions import (
+    check_features,
+    check_same_features,
+    kernel_function,
+    normalise_blocks,
+    normalise_test,
+    normalise_train,
+    self_similarity,
+)
+from .specs import SIMILARITY, KernelSpec
+
+
+def compute_bank(
+    specs: Sequence[KernelSpec],
+    X_train: np.ndarray,
+    X_test: np.ndarray | None = None,
+    dtype=np.float64,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Training block (M, n, n), test block (M, n_test, n) and the scalar
+    normalisation factors (M,), each normalisation fitted on the training rows."""
+    X_train = check_features(X_train, "X_train")
+    n = X_train.shape[0]
+    M = len(specs)
+    if X_test is not None:
+        X_test = check_features(X_test, "X_test")
+        check_same_features(X_train, X_test)
+    train = np.empty((M, n, n), dtype=dtype)
+    factors = np.ones(M)
+    for m, spec in enumerate(specs):
+        Ktr = kernel_function(spec, X_train, X_train, same=True)
+        d_tr = self_similarity(spec, X_train) if spec.normalise == "unit_diagonal" else None
+        train[m], factors[m] = normalise_train(spec.normalise, Ktr, d_tr)
+    test = None if X_test is None else compute_test_block(specs, X_train, X_test, factors, dtype)
+    return train, test, factors
+
+
+def compute_test_block(
+    specs: Sequence[KernelSpec],
+    X_train: np.ndarray,
+    X_test: np.ndarray,
+    factors: np.ndarray,
+    dtype=np.float64,
+) -> np.ndarray:
+    """The test block (M, n_test, n_train) k_m(x_test, x_train), normalised with
+    the training block's statistics: its divisors ``factors`` (from
+    :func:`compute_bank`) or, for ``unit_diagonal``, the self-similarities.
+    Predicting on new points needs this block only, not the training block."""
+    X_train = check_features(X_train, "X_train")
+    X_test = check_features(X_test, "X_test")
+    check_same_features(X_train, X_test)
+    factors = np.asarray(factors, dtype=np.float64)
+    if factors.shape != (len(specs),):
+        raise InputError(f"factors must have shape ({len(specs)},), got {factors.shape}")
+    test = np.empty((len(specs), X_test.shape[0], X_train.shape[0]), dtype=dtype)
+    for m, spec in enumerate(specs):
+        Kte = kernel_function(spec, X_test, X_train)
+        diagonals = None
+        if spec.normalise == "unit_diagonal":
+            diagonals = (self_similarity(spec, X_train), self_similarity(spec, X_test))
+        test[m] = normalise_test(spec.normalise, Kte, factors[m], diagonals)
+    return test
+
+
+def similarity_bank(
+    specs: Sequence[KernelSpec],
+    S: np.ndarray,
+    train_index: np.ndarray,
+    test_index: np.ndarray | None = None,
+    dtype=np.float64,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Training and test blocks of precomputed similarity matrices ``S`` (m, N, N)
+    over all examples, for ``KernelSpec("similarity", i)`` specs: S_i[train, train]
+    and S_i[test, train], normalised like feature kernels (fitted on the
+    training block; ``unit_diagonal`` divides by the self-similarities)."""
+    S = np.asarray(S)
+    if S.ndim != 3 or S.shape[1] != S.shape[2]:
+        raise InputError(f"similarities must have shape (m, N, N), got {S.shape}")
+    tr = np.asarray(train_index)
+    te = None if test_index is None else np.asarray(test_index)
+    M, n = len(specs), len(tr)
+    train = np.empty((M, n, n), dtype=dtype)
+    test = None if te is None else np.empty((M, len(te), n), dtype=dtype)
+    factors = np.ones(M)
+    for m, spec in enumerate(specs):
+        if spec.family != SIMILARITY or not 0 <= int(spec.param) < S.shape[0]:
+            raise InputError(f"{spec.label()} is not one of the {S.shape[0]} similarity matrices")
+        Si = S[int(spec.param)]
+        Ktr = Si[np.ix_(tr, tr)].astype(np.float64)
+        Kte = None if te is None else Si[np.ix_(te, tr)].astype(np.float64)
+        d = np.diag(Si)
+        diagonals = (d[tr], None if te is None else d[te])
+        train[m], Kte, factors[m] = normalise_blocks(spec.normalise, Ktr, Kte, diagonals)
+        if test is not None:
+            test[m] = Kte
+    return train, test, factors

@@ -1,0 +1,218 @@
+"""The bank specification language: one :class:`KernelSpec` per base kernel,
+and :func:`expand_bank_spec`, which expands an experiment file's compact
+``kernels`` section into the ordered list of specs (the GMKL paper's order).
+
+A bank is a list of :class:`KernelSpec`; its training block has shape
+(M, n_train, n_train) and its test block (M, n_test, n_train). The kernel
+functions and normalisations are in :mod:`mkl.kernels.functions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..exceptions import InputError
+
+FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "identity")
+
+
+SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
+
+
+NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
+
+
+ALL_FEATURES = -1
+
+
+# the keys of a bank specification (an experiment file's ``kernels`` section)
+BANK_SPEC_KEYS = (
+    "families",
+    "features",
+    "normalise",
+    "dtype",
+    "feature_limit",
+    "varying_features_only",
+    "similarity",
+    "eigendecompose",
+    "representation",
+)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One base kernel: a family, its parameter (width or degree; None if none),
+    the feature it looks at (``ALL_FEATURES`` = -1 for all of them) and the
+    normalisation fitted on the training block."""
+
+    family: str
+    param: float | None = None
+    feature: int = ALL_FEATURES
+    normalise: str = "none"
+
+    def label(self) -> str:
+        scope = "all" if self.feature == ALL_FEATURES else f"x{self.feature}"
+        par = "" if self.param is None else f"({self.param:g})"
+        return f"{self.family}{par}@{scope}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _expand_values(value) -> list[float | None]:
+    """A list of numbers, or {from, to} (integers, inclusive), or
+    {base, from, to} (powers base**k for k = from..to)."""
+    if value is None:
+        return [None]
+    if isinstance(value, Mapping):
+        lo, hi = int(value["from"]), int(value["to"])
+        if hi < lo:
+            raise InputError(f"kernel parameter range has to >= from, got {dict(value)}")
+        if "base" in value:
+            return [float(value["base"]) ** k for k in range(lo, hi + 1)]
+        return [float(k) for k in range(lo, hi + 1)]
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    return [float(v) for v in value]
+
+
+_PARAM_KEY = {
+    "gaussian": "widths",
+    "polynomial": "degrees",
+    "homogeneous_polynomial": "degrees",
+    "linear": None,
+    "identity": None,
+}
+
+
+def expand_bank_spec(
+    spec: Mapping,
+    n_features: int,
+    n_similarities: int = 0,
+    single_features: Sequence[int] | None = None,
+) -> list[KernelSpec]:
+    """Expand a compact bank specification into the ordered list of kernels.
+
+    ``spec`` (as written in an experiment file)::
+
+        families:
+          - {family: gaussian, widths: {base: 2, from: -3, to: 6}}
+          - {family: polynomial, degrees: [1, 2, 3]}
+        features: [all, single]       # default scopes of every family
+        normalise: unit_trace         # default normalisation of every family
+
+    A family entry may override ``features`` and ``normalise``. Order: for each
+    scope (all, then single), each family in the order given, each feature,
+    each parameter value -- the order of the GMKL paper's Figure 1. The count
+    is sum over families of (#params x (#all + d x #single)); the example gives
+    13 (d + 1) kernels.
+
+    ``single_features`` restricts the single-feature kernels to those feature
+    indices (see :func:`most_frequent_features`; default all ``n_features``).
+
+    A similarity bank (``similarity: {source: dataset}`` or ``{generator: ...}``)
+    is one ``KernelSpec("similarity", i)`` per similarity matrix, i < ``n_similarities``.
+    """
+    if not isinstance(spec, Mapping):
+        raise InputError(f"a bank specification is a mapping, got {type(spec).__name__}")
+    unknown = set(spec) - set(BANK_SPEC_KEYS)
+    if unknown:
+        raise InputError(
+            f"unknown key(s) {sorted(unknown)} in the bank specification; known: {BANK_SPEC_KEYS}"
+        )
+    if "similarity" in spec:
+        if n_similarities < 1:
+            raise InputError("a similarity bank needs at least one similarity matrix")
+        norm = spec.get("normalise", "none")
+        if norm not in NORMALISATIONS:
+            raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+        return [KernelSpec(SIMILARITY, float(i), ALL_FEATURES, norm) for i in range(n_similarities)]
+    if n_features < 1:
+        raise InputError(f"bank needs at least one feature, got n_features={n_features}")
+    default_scopes = list(spec.get("features", ["all"]))
+    default_norm = spec.get("normalise", "none")
+    families = spec.get("families")
+    if not families:
+        raise InputError("bank specification has no 'families'")
+    out: list[KernelSpec] = []
+    for scope in ("all", "single"):
+        for fam in families:
+            family = fam.get("family") if isinstance(fam, Mapping) else None
+            if family not in FAMILIES:
+                raise InputError(f"unknown kernel family {family!r}; known: {FAMILIES}")
+            key = _PARAM_KEY[family]
+            allowed = {"family", "features", "normalise"} | ({key} if key else set())
+            if set(fam) - allowed:
+                raise InputError(
+                    f"unknown key(s) {sorted(set(fam) - allowed)} in the {family} entry; "
+                    f"it takes {sorted(allowed)}"
+                )
+            if key and fam.get(key) is None:
+                raise InputError(f"a {family} kernel needs its {key}")
+            norm = fam.get("normalise", default_norm)
+            if norm not in NORMALISATIONS:
+                raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
+            scopes = fam.get("features", default_scopes)
+            bad = set(scopes) - {"all", "single"}
+            if bad:
+                raise InputError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
+            if scope not in scopes:
+                continue
+            try:
+                params = _expand_values(fam.get(key)) if key else [None]
+            except InputError:
+                raise
+            except (TypeError, ValueError, KeyError):
+                raise InputError(
+                    f"bad {key} {fam.get(key)!r} for a {family} kernel: give a list of "
+                    "numbers, {from, to} (integers) or {base, from, to} (powers)"
+                ) from None
+            if key and family == "gaussian" and any(p <= 0 for p in params):
+                raise InputError(f"gaussian widths must be positive, got {params}")
+            singles = range(n_features) if single_features is None else single_features
+            features = [ALL_FEATURES] if scope == "all" else singles
+            for j in features:
+                for p in params:
+                    out.append(KernelSpec(family, p, int(j), norm))
+    return out
+
+
+def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:
+    """The k features non-zero in the most training rows (ties: lower index
+    first), in index order: e.g. the k terms found in most training documents,
+    whose per-term kernels an experiment keeps (kernels: ``feature_limit``)."""
+    X_train = np.asarray(X_train)
+    if k < 1:
+        raise InputError(f"feature_limit must be >= 1, got {k}")
+    counts = np.count_nonzero(X_train, axis=0)
+    order = np.lexsort((np.arange(X_train.shape[1]), -counts))
+    return sorted(int(j) for j in order[:k])
+
+
+def varying_features(X_train: np.ndarray) -> list[int]:
+    """The features that take more than one value over the training rows (e.g.
+    the terms of the training vocabulary not in every training document alike):
+    a constant feature's kernel is constant, zero once the features are centred,
+    and has no unit trace (kernels: ``varying_features_only``)."""
+    X_train = np.asarray(X_train)
+    return [int(j) for j in np.flatnonzero(np.ptp(X_train, axis=0) > 0)]
+
+
+def single_features(spec: Mapping, X_train: np.ndarray) -> list[int] | None:
+    """The features a bank spec gives single-feature kernels, chosen on the
+    training rows without labels: the ``feature_limit`` most frequent
+    (:func:`most_frequent_features`), those that vary
+    (``varying_features_only``, :func:`varying_features`), or None for all."""
+    if "feature_limit" in spec:
+        return most_frequent_features(X_train, spec["feature_limit"])
+    if spec.get("varying_features_only"):
+        return varying_features(X_train)
+    return None
+
+
+def count_kernels(spec: Mapping, n_features: int) -> int:
+    """Number of kernels a bank specification yields for ``n_features`` features."""
+    return len(expand_bank_spec(spec, n_features))
