@@ -341,3 +341,39 @@ def test_multiple_kernel_regressor_on_nystroem_factors():
     ).fit(X[:200], y[:200])
     assert est.estimator_.estimator_.factor_ranks_ is not None  # fitted on factors
     assert est.score(X[200:], y[200:]) > 0.9
+
+
+def test_the_task_is_a_parameter_that_clone_keeps():
+    """The regressor's bank-level estimator solves the SVR because of its
+    ``task`` parameter, so get_params shows it and a clone fits the same task."""
+    from sklearn.base import clone
+
+    from mkl.solvers.tasks import Regression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    K = np.stack([X[:, [j]] @ X[:, [j]].T for j in range(3)])
+    y = X @ np.array([1.0, -2.0, 0.5])
+    reg = mkl.make_estimator("simplemkl", task="regression", C=10.0, epsilon=0.05).fit(K, y)
+    inner = reg.estimator_
+    assert inner.get_params()["task"] == Regression(0.05)
+    again = clone(inner).fit(K, y)
+    np.testing.assert_allclose(again.predict(K), reg.predict(K), rtol=1e-8, atol=1e-10)
+    assert again.objective_ == pytest.approx(reg.objective_, rel=1e-10)
+
+
+def test_make_regressor_and_make_novelty_detector_are_deprecated_aliases():
+    with pytest.warns(FutureWarning, match="make_estimator"):
+        reg = mkl.make_regressor("level", epsilon=0.2)
+    assert (
+        reg.get_params() == mkl.make_estimator("level", task="regression", epsilon=0.2).get_params()
+    )
+    with pytest.warns(FutureWarning, match="make_estimator"):
+        det = mkl.make_novelty_detector("level", nu=0.2)
+    assert det.get_params() == mkl.make_estimator("level", task="novelty", nu=0.2).get_params()
+    with pytest.raises(ValueError, match="unknown task 'ranking'"):
+        mkl.make_estimator("level", task="ranking")
+    with pytest.raises(ValueError, match="SingleBestKernel does not do novelty"):
+        from mkl.solvers.tasks import Novelty
+
+        mkl.ALGORITHMS["single_best"](task=Novelty(0.5)).fit(np.eye(3)[None])
