@@ -116,6 +116,8 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _check_labels(y, n: int) -> np.ndarray:
+        if y is None:
+            raise InputError("a classifier needs labels y (or a bank that carries y_train)")
         y = np.asarray(y)
         if y.ndim != 1:
             raise InputError(f"y must be 1-D, got shape {y.shape}")
@@ -126,7 +128,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         return y
 
     # ------------------------------------------------------------ fit
-    def fit(self, K, y):
+    def fit(self, K, y=None):
         """Learn kernel weights and the SVM on the combined kernel.
 
         K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more
