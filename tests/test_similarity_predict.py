@@ -3,7 +3,7 @@
 Training similarities S_train (M, n, n), test rows S_test (M, n_test, n) (the
 estimator contract, docs/design.md). After a fit on a small problem the decision
 values are recomputed here from numpy.linalg.eigh and sklearn's
-SVC(kernel="precomputed"), without the library's helpers (mkl.similarity), by
+SVC(kernel="precomputed"), without the library's helpers (mkl.kernels.spectra), by
 the rules documented in mkl/similarity.py and mkl/algorithms/indefinite.py
 (Kundu et al. 2010 say nothing of test points):
 

@@ -48,7 +48,7 @@ class BinaryFit:
     history: list[dict] = field(default_factory=list)  # rows of iterations.COLUMNS
     spectral_ratio: float = float("nan")  # C(K) = tr K / ||K||_F of the learned kernel
     # (M, n) per-kernel coefficients for the test block, when a method maps test
-    # similarities through a training-block transform (mkl.similarity); None:
+    # similarities through a training-block transform (mkl.kernels.spectra); None:
     # every kernel uses dual_coef
     test_coef: np.ndarray | None = None
     # factor banks: w = Z' dual_coef (R,), all test scores need (set by fit)
