@@ -110,8 +110,9 @@ def batch_record(path, split):
     return next(r for r in read_fit_records(path) if r["split"] == split)
 
 
-def snakemake(workdir, *args):
-    cmd = [
+def snakemake_command(workdir, *args):
+    """The command line of a local run of the workflow in ``workdir``, on 2 cores."""
+    return [
         sys.executable,
         "-m",
         "snakemake",
@@ -123,7 +124,12 @@ def snakemake(workdir, *args):
         "2",
         *args,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def snakemake(workdir, *args):
+    return subprocess.run(
+        snakemake_command(workdir, *args), capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture
