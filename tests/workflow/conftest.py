@@ -1,36 +1,50 @@
-"""One completed run of the small experiment, shared by the workflow tests that
-start from (or compare with) a finished run: each copies it, instead of
-computing the same run again (about 20 s of jobs each)."""
+"""Finished runs shared by the workflow tests that only read them (or copy
+them before changing anything), instead of computing the same run again in
+each test (about 25 CPU-s a run of the small experiment): one uninterrupted
+run of the small experiment, and the batched run of
+test_snakemake.py's tests of ``splits_per_job`` and ``temporary_banks``."""
 
 import fcntl
 import shutil
 
 import pytest
 
-from .test_snakemake import _small_workdir, snakemake
+from .test_snakemake import batched_small_run, small_reference_run
+
+
+def shared_run(tmp_path_factory, worker_id, name, make):
+    """The directory ``make(root)`` fills, made once per test session.
+
+    Under pytest-xdist each worker has its own session: the run is made once,
+    in the directory the workers share, by the first worker that asks for it;
+    the others wait on a lock, then read it. A worker whose ``make`` failed
+    leaves no mark of completion, and the next one to ask makes it again."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent
+    root, done = shared / name / "run", shared / name / "done"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(root.parent, ignore_errors=True)  # an earlier worker failed here
+            root.parent.mkdir()
+            make(root)
+            done.touch()
+    return root
 
 
 @pytest.fixture(scope="session")
 def small_run(tmp_path_factory, worker_id):
     """The directory of one uninterrupted run of ``SMALL``; read it, or
-    :func:`copy_run` it before changing anything.
+    :func:`copy_run` it before changing anything."""
+    return shared_run(tmp_path_factory, worker_id, "small_reference", small_reference_run)
 
-    Under pytest-xdist each worker has its own session: the run is made once,
-    in the directory the workers share, by the first worker that asks for it;
-    the others wait on a lock, then read it."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base if worker_id == "master" else base.parent
-    root, done = shared / "small_reference" / "run", shared / "small_reference" / "done"
-    with open(shared / "small_reference.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not done.exists():
-            shutil.rmtree(root.parent, ignore_errors=True)  # an earlier worker failed here
-            root.parent.mkdir()
-            _small_workdir(root)
-            run = snakemake(root)
-            assert run.returncode == 0, run.stderr[-3000:]
-            done.touch()
-    return root
+
+@pytest.fixture(scope="session")
+def batched_run(tmp_path_factory, worker_id):
+    """The directory of a run of ``SMALL`` on 3 splits, two per fit job, its
+    grids in 2 CV chunks and its banks temporary, and the output of a dry run
+    after it (``rerun.log`` beside it); read them only."""
+    return shared_run(tmp_path_factory, worker_id, "batched", batched_small_run)
 
 
 def copy_run(src, dst):

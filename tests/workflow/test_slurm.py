@@ -1,7 +1,7 @@
 """The cluster profile on a real SLURM: a single-node SLURM started on
 localhost (tests/slurm_cluster.py, installed from Debian's packages when
-missing), the small experiment run through ``profiles/slurm`` with SLURM's
-own sbatch/squeue, and its tables compared with a local run's."""
+missing), a cut-down small experiment run through ``profiles/slurm`` with
+SLURM's own sbatch/squeue, and its tables compared with a local run's."""
 
 import os
 import signal
@@ -13,7 +13,7 @@ import pytest
 
 from ..conftest import REPO
 from .slurm_cluster import LocalSlurm, install_if_missing
-from .test_snakemake import _small_workdir, _tables
+from .test_snakemake import SMALL, _small_workdir, _tables, snakemake_command
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -36,9 +36,31 @@ def slurm(tmp_path_factory):
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_small_experiment_through_the_slurm_profile(tmp_path, slurm, small_run):
-    local = small_run  # the same experiment run locally (tests/workflow/conftest.py)
-    root = _small_workdir(tmp_path / "slurm")
+# The small experiment cut to what the profile has to show: one split, a grid
+# that --config grid_chunks=2 cuts into CV chunks (uniform's), which join their
+# fit inside the profile's group of fit jobs, and a fit without a grid
+# (level's), beside the jobs that run alone (normalise, split, kernels). Each
+# SLURM job starts Snakemake twice (the batch script, then its step: about
+# 5 CPU-s) besides its own work: the daemons and jobs took 48 CPU-s for this
+# experiment's jobs, 92 for the whole small experiment's.
+ON_SLURM = dict(
+    SMALL,
+    protocol={**SMALL["protocol"], "repetitions": 1},
+    algorithms={name: SMALL["algorithms"][name] for name in ("uniform", "level")},
+)
+
+
+def test_small_experiment_through_the_slurm_profile(tmp_path, slurm):
+    """The experiment through profiles/slurm (grids in CV chunks), every job
+    known to SLURM as completed, and the same tables as a local run of the
+    same experiment (each grid's CV in its fit job): the local run goes on
+    beside the SLURM one, into its own directory."""
+    local = _small_workdir(tmp_path / "local", ON_SLURM)
+    with open(tmp_path / "local.log", "w") as log:
+        local_run = subprocess.Popen(
+            snakemake_command(local), stdout=log, stderr=subprocess.STDOUT, text=True
+        )
+    root = _small_workdir(tmp_path / "slurm", ON_SLURM)
     cmd = [
         sys.executable, "-m", "snakemake",
         "-s", str(REPO / "Snakefile"),
@@ -52,14 +74,19 @@ def test_small_experiment_through_the_slurm_profile(tmp_path, slurm, small_run):
         "--cores", "2",  # per group job: the node has 2 CPUs
         "--config", "grid_chunks=2",
     ]  # fmt: skip
-    run = subprocess.run(cmd, env=slurm.env, capture_output=True, text=True, timeout=1200)
+    try:
+        run = subprocess.run(cmd, env=slurm.env, capture_output=True, text=True, timeout=1200)
+    finally:
+        local_done = local_run.wait(timeout=600)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    assert local_done == 0, f"the local run failed: {(tmp_path / 'local.log').read_text()[-3000:]}"
     # the jobs ran under SLURM: it knows them, finished
     jobs = subprocess.run(
         ["squeue", "-h", "-t", "all", "-o", "%T %j"], env=slurm.env, capture_output=True, text=True
     ).stdout.split("\n")
     states = [line.split()[0] for line in jobs if line.strip()]
     assert states and set(states) == {"COMPLETED"}, jobs
+    assert len(list((root / "results" / "cv").rglob("*.json"))) == 2, "uniform's 2 CV chunks"
     md, per_split = _tables(root)
     md_local, per_split_local = _tables(local)
     assert md == md_local

@@ -110,8 +110,9 @@ def batch_record(path, split):
     return next(r for r in read_fit_records(path) if r["split"] == split)
 
 
-def snakemake(workdir, *args):
-    cmd = [
+def snakemake_command(workdir, *args):
+    """The command line of a local run of the workflow in ``workdir``, on 2 cores."""
+    return [
         sys.executable,
         "-m",
         "snakemake",
@@ -123,7 +124,12 @@ def snakemake(workdir, *args):
         "2",
         *args,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def snakemake(workdir, *args):
+    return subprocess.run(
+        snakemake_command(workdir, *args), capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture
@@ -428,17 +434,35 @@ def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path, small_run):
     pd.testing.assert_frame_equal(per_split, per_split_one)
 
 
-def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path, small_run):
+def small_reference_run(root):
+    """One uninterrupted run of ``SMALL`` in ``root`` (the shared ``small_run``)."""
+    _small_workdir(root)
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def batched_small_run(root):
+    """``SMALL`` on 3 splits, two per fit job (batches 0-1 and 2-2), with the
+    grids also cut into 2 CV chunks (so a batch joins its splits' chunks) and
+    temporary banks, in ``root``; then a dry run, its output in
+    ``root.parent / "rerun.log"`` (the shared ``batched_run``). One run shows
+    both what batching and what temporary banks must leave unchanged."""
+    three_splits = {**SMALL, "protocol": {**SMALL["protocol"], "repetitions": 3}}
+    _small_workdir(
+        root, experiment=three_splits, splits_per_job=2, grid_chunks=2, temporary_banks=True
+    )
+    run = snakemake(root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    again = snakemake(root, "-n")
+    (root.parent / "rerun.log").write_text(again.stdout + again.stderr)
+
+
+def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, small_run):
     """3 splits, two per job (batches 0-1 and 2-2, with the grids also cut into
     CV chunks, so a batch joins its splits' chunks): splits 0 and 1 have the
     records of the shared run's one job per split (the seeds of the first
     splits do not depend on how many are drawn); a rerun has nothing to do."""
-    three_splits = {**SMALL, "protocol": {**SMALL["protocol"], "repetitions": 3}}
-    root = _small_workdir(
-        tmp_path / "b2k2", experiment=three_splits, splits_per_job=2, grid_chunks=2
-    )
-    run = snakemake(root)
-    assert run.returncode == 0, run.stderr[-3000:]
+    root = batched_run
     fits = sorted(p.name for p in (root / "results" / "fits" / "small").rglob("*.json"))
     assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 3)  # uniform, easymkl, level
     # the grids in 2 CV chunks (uniform and easymkl; level has none), x 3 splits
@@ -451,15 +475,17 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(tmp_path, small
     assert sorted(per_split["split"].unique()) == [0, 1, 2]
     first_two = per_split[per_split["split"] < 2].reset_index(drop=True)
     pd.testing.assert_frame_equal(first_two, per_split_one)
-    again = snakemake(root, "-n")
-    assert "Nothing to be done" in again.stdout + again.stderr
+    again = (root.parent / "rerun.log").read_text()
+    assert "Nothing to be done" in again, f"a rerun of the batched run has jobs to do: {again}"
 
 
-def test_temporary_banks_are_removed_after_use(tmp_path):
-    root = _small_workdir(tmp_path / "tmp", temporary_banks=True)
-    run = snakemake(root)
-    assert run.returncode == 0, run.stderr[-3000:]
+def test_temporary_banks_are_removed_after_use(batched_run):
+    """With ``temporary_banks``, the batched run (test above) finished its
+    tables and left no kernel bank behind, and a rerun does not rebuild the
+    removed banks: it has nothing to do."""
+    root = batched_run
     assert (root / "results" / "tables" / "small" / "results.md").exists()
-    assert not list((root / "results" / "kernels").rglob("*.h5"))
-    again = snakemake(root, "-n")
-    assert "Nothing to be done" in again.stdout + again.stderr
+    banks = list((root / "results" / "kernels").rglob("*.h5"))
+    assert not banks, f"temporary banks left behind: {banks}"
+    again = (root.parent / "rerun.log").read_text()
+    assert "Nothing to be done" in again, f"a rerun rebuilds the temporary banks: {again}"
