@@ -22,6 +22,20 @@ def as_real_float(A, name: str):
     return A.astype(np.float64)
 
 
+def check_target_vector(y, n: int, what: str, missing: str) -> np.ndarray:
+    """``y`` as a 1-D array of ``n`` entries, the fitted targets of one bank:
+    ``what`` names them in the messages ("labels", "targets"), ``missing`` is
+    the message when there are none. Their values are the caller's to check."""
+    if y is None:
+        raise InputError(missing)
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise InputError(f"y has {y.shape[0]} {what} but the kernels have {n} samples")
+    return y
+
+
 def validate_params(estimator) -> None:
     """Check an estimator's hyperparameters against its ``_parameter_constraints``
     (scikit-learn's constraint language: ``Interval``, ``StrOptions``, types,

@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import validate_params
+from .._validation import check_target_vector, validate_params
 from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_kernel
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
@@ -116,13 +116,9 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _check_labels(y, n: int) -> np.ndarray:
-        if y is None:
-            raise InputError("a classifier needs labels y (or a bank that carries y_train)")
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise InputError(f"y must be 1-D, got shape {y.shape}")
-        if y.shape[0] != n:
-            raise InputError(f"y has {y.shape[0]} labels but the kernels have {n} samples")
+        y = check_target_vector(
+            y, n, "labels", "a classifier needs labels y (or a bank that carries y_train)"
+        )
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             raise InputError("y contains NaN or inf")
         return y
@@ -136,8 +132,8 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         task = self._task
-        if isinstance(K, (KernelBank, FactorBank)) and y is None and task.name != "novelty":
-            y = K.y_train
+        if isinstance(K, (KernelBank, FactorBank)) and y is None:
+            y = K.y_train  # (a novelty task ignores y)
         K, n = self._validated_bank(K)
         if task.name != "classification":
             self._fit_tasks(K, [task.targets(y, n)])

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_target_vector
 from ..exceptions import InputError
 from .libsvm import SVMSolution, solve_one_class_dual, solve_svr_dual
 
@@ -142,13 +143,7 @@ def check_regression_targets(y, n: int) -> np.ndarray:
     """Real targets: 1-D, n of them, numeric and finite. Targets that look like
     class labels (at most CLASS_LIKE_VALUES distinct integers) are fitted, with
     a warning."""
-    if y is None:
-        raise InputError("a regressor needs targets y")
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise InputError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n:
-        raise InputError(f"y has {y.shape[0]} targets but the kernels have {n} samples")
+    y = check_target_vector(y, n, "targets", "a regressor needs targets y")
     if y.dtype.kind not in "biuf":
         raise InputError(f"regression targets must be numbers, got dtype {y.dtype}")
     y = y.astype(np.float64)

@@ -112,12 +112,13 @@ def _package_imports(path: Path, root: Path):
         init = root.parent.joinpath(*target.split("."), "__init__.py")
         if target.split(".")[0] != "mkl" or not init.is_file():
             continue
+        defined = _defined_in(init)
         hidden = [
             a.name
             for a in node.names
             if not (init.parent / f"{a.name}.py").is_file()
             and not (init.parent / a.name / "__init__.py").is_file()
-            and a.name not in _defined_in(init)
+            and a.name not in defined
         ]
         if hidden:
             yield node.lineno, target, hidden
