@@ -1,7 +1,7 @@
 """Per-iteration cost of the similarity-based kernel learners (Kundu et al. 2010)
 in units of one SVM fit, timed in the same run.
 
-Workload: m perturbed-Gaussian similarities (mkl/similarity.py; width 1..2,
+Workload: m perturbed-Gaussian similarities (mkl/kernels/similarity.py; width 1..2,
 noise 0.1) over n points of scikit-learn's ``make_classification`` (10
 features), C = 1, rho = 1, BLAS limited to one thread. The unit is one
 ``SVC(kernel='precomputed', C=1)`` fit on the denoised average similarity; an

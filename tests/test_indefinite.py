@@ -1,4 +1,7 @@
-"""Kernels from indefinite similarities (mkl/similarity.py, mkl/algorithms/indefinite.py)."""
+"""Kernels from indefinite similarities.
+
+mkl/kernels/similarity.py, mkl/kernels/spectra.py, mkl/algorithms/indefinite.py.
+"""
 
 import warnings
 

@@ -4,7 +4,7 @@ Training similarities S_train (M, n, n), test rows S_test (M, n_test, n) (the
 estimator contract, docs/design.md). After a fit on a small problem the decision
 values are recomputed here from numpy.linalg.eigh and sklearn's
 SVC(kernel="precomputed"), without the library's helpers (mkl.kernels.spectra), by
-the rules documented in mkl/similarity.py and mkl/algorithms/indefinite.py
+the rules documented in mkl/kernels/spectra.py and mkl/algorithms/indefinite.py
 (Kundu et al. 2010 say nothing of test points):
 
 * denoise / flip: K~ = 1/M sum_m V_m diag(mu_m) V_m' with mu = max(lambda, 0) or

@@ -44,7 +44,7 @@ docs/protocols.md, "Reading the papers' equations"):
   ``history_`` records the objective; ``objective_`` is the best one, whose
   kernel the final classifier uses.
 * Test similarities: denoise and flip map them through the training
-  eigenvectors, the other methods use them as they are (mkl/similarity.py).
+  eigenvectors, the other methods use them as they are (mkl/kernels/spectra.py).
 * the trace ``tau`` defaults to that of the average similarity block (n for
   unit-diagonal similarities).
 """
@@ -107,7 +107,7 @@ class EigenTransformSVM(BaseMKL):
     """SVM on the transformed spectrum of each similarity matrix, averaged:
     K = 1/m sum_i V_i diag(mu(lambda_i)) V_i' with ``transform`` one of
     ``denoise`` (clip), ``flip`` (absolute value), ``shift`` (Wu et al. 2005;
-    Kundu et al. 2010, Section 4). Test similarities: see mkl/similarity.py."""
+    Kundu et al. 2010, Section 4). Test similarities: see mkl/kernels/spectra.py."""
 
     learns_kernel = True
     requires_psd = False

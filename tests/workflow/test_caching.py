@@ -139,7 +139,7 @@ def test_editing_code_reruns_exactly_the_stages_that_run_it(tmp_path, repo_copy,
     # not the tables (the fidelity report draws its figure)
     assert set(edit("workflow/figures.py")) - {"all"} == {"figures", "fidelity"}
     # the SVM every fit uses: the fits and what is made of them, not the data or banks
-    after_svm = edit("svm.py")
+    after_svm = edit("solvers/libsvm.py")
     assert {"fit", "aggregate"} <= set(after_svm)
     assert not {"download", "normalise", "split", "kernels"} & set(after_svm)
     # the experiment file's figures section only: not the fits
