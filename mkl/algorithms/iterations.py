@@ -17,7 +17,8 @@ A history row holds, always:
     weights_change  max |theta_k - theta_{k-1}|; NaN at the first iterate or
                     where the method has no weights per iterate
     svm_solves      inner SVM / margin / MKL solves so far
-    passes          passes over the kernel bank so far
+    passes          passes over the kernel bank so far (rows read by an
+                    interleaved engine count as fractions of a pass)
     seconds         since the fit started
 
 and whatever the method adds (MEMO's margin and step, IndSVM's lower bound, ...).
@@ -133,7 +134,7 @@ class IterationLog:
             "gap": float(gap),
             "weights_change": change,
             "svm_solves": int(svm_solves),
-            "passes": int(passes),
+            "passes": float(passes),
             "seconds": time.perf_counter() - self._t0,
             **extra,
         }

@@ -157,7 +157,28 @@ class SILP(_CuttingPlaneMKL):
     """SILP (Sonnenburg, Raetsch, Schaefer, Schoelkopf, JMLR 2006): the next theta
     minimises the cutting-plane model over the simplex,
     min_{theta, eta} eta s.t. eta >= S_k - 1/2 q_k'theta, 1'theta = 1, theta >= 0
-    (an LP: ``Simplex.minimise_model``)."""
+    (an LP: ``Simplex.minimise_model``).
+
+    ``interleaved`` (default True): the LP runs between chunks of SVM
+    working-set steps, as in Sonnenburg et al.'s chunking implementation
+    (sec. 4.2; ``wrapper.py``); False solves the SVM to ``svm_tol`` first."""
+
+    _parameter_constraints: dict = {**WrapperMKL._parameter_constraints, "interleaved": ["boolean"]}
+
+    def __init__(
+        self,
+        C=1.0,
+        tol=1e-2,
+        max_iter=500,
+        svm_tol=1e-3,
+        verbose=0,
+        task="classification",
+        interleaved=True,
+    ):
+        super().__init__(
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
+        )
+        self.interleaved = interleaved
 
     def _step(self, oracle, state, pt):
         return oracle.evaluate(state["model_theta"])

@@ -21,6 +21,19 @@ combination, or computing q) costs about as much as an SVM solve at n = 500.
 The oracle therefore forms combinations along a line as K(theta) + gamma K(d)
 from two "combinations" (n x n matrices; weight vectors for factor banks), so
 trial points of a line search cost one SVM solve and no pass.
+
+Schedules. By default each point is an SVM solved to ``svm_tol``. With
+``interleaved`` (Kloft et al. 2009, sec. 2.4; Sonnenburg et al. 2006, sec.
+4.2) a point is one *chunk* of working-set steps of the SVM from the previous
+point's multipliers, at the new weights (the inner problem's engine:
+``mkl.solvers.smo.BankSMO`` on a dense bank, ``mkl.solvers.coordinate_descent``
+epochs on factors), and q comes from the engine's incremental state, not a
+pass. Such a point's alpha is feasible but not optimal, so its dual value is
+no bound on J(theta); its J is the SVM *primal* at that alpha, an upper bound
+(weak duality), and the dual bound D(alpha) <= min J holds for any feasible
+alpha: the gap stays certified. Once it is within ``tol``, the SVM at the
+best weights is solved to ``svm_tol`` from the engine's state (``confirm``),
+and that exact point is what the fit returns; its gap is rechecked.
 """
 
 from __future__ import annotations
@@ -38,28 +51,52 @@ from .iterations import IterationLog
 @dataclass
 class Point:
     """One evaluated weight vector: theta, its combination K (an n x n matrix, or
-    the weights themselves for a factor bank), the SVM solution and J(theta).
-    ``q`` (one pass over the bank) is computed on demand."""
+    the weights themselves for a factor bank; None for an interleaved chunk),
+    the SVM solution and J(theta). ``q`` (one pass over the bank) is computed
+    on demand. ``exact``: the SVM was solved to ``svm_tol``; otherwise (an
+    interleaved chunk) J is the primal upper bound of the solution."""
 
     theta: np.ndarray
-    K: np.ndarray
+    K: np.ndarray | None
     sol: SVMSolution
     _q: np.ndarray | None = field(default=None, repr=False)
+    exact: bool = True
 
     @property
     def J(self) -> float:
-        return self.sol.objective
+        return self.sol.objective if self.exact else self.sol.primal
+
+
+# interleaved chunks without a new best upper bound before the engine solves the
+# SVM of every further point to svm_tol (the chunks' bounds at moving weights
+# stalled about 1e-7 relative above J: SILP on factors asked for 1e-8 ran out
+# of its 400 iterations)
+STALLED_CHUNKS = 10
 
 
 class Oracle:
     """Evaluates J and its gradient on one inner problem (``inner.py``); counts SVM
     solves and bank passes."""
 
-    def __init__(self, problem, y: np.ndarray, C, svm_tol: float):
+    def __init__(
+        self, problem, y: np.ndarray, C, svm_tol: float, interleaved: bool = False, domain=None
+    ):
         self.problem, self.y, self.C, self.svm_tol = problem, y, C, svm_tol
+        self.domain = domain
         self.svm_solves = 0
         self.passes = 0
+        self.chunks = 0
         self.log: IterationLog | None = None  # told of every SVM solve's convergence
+        # the interleaved schedule (module docstring); hard margin has no finite
+        # box for the engine's primal bound, and is solved point by point
+        self.engine = problem.interleaved(y, C) if interleaved and C is not None else None
+        self.chunked = self.engine is not None  # points are chunks (else solved SVMs)
+
+    @property
+    def work(self) -> float:
+        """Passes over the bank so far, with the rows the engine read as fractions of a pass."""
+        rows = 0 if self.engine is None else self.engine.rows_read
+        return self.passes + rows / (self.problem.n_kernels * self.problem.n)
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
         if self.problem.representation == "dense":
@@ -71,7 +108,21 @@ class Oracle:
         return self.problem.kernel(m)
 
     def evaluate(self, theta: np.ndarray, K_theta: np.ndarray | None = None) -> Point:
-        """J(theta); pass ``K_theta`` when the combination is already known."""
+        """J(theta); pass ``K_theta`` when the combination is already known.
+        Interleaved: one chunk of the engine at theta (J an upper bound)."""
+        if self.engine is not None:
+            if K_theta is not None:  # the uniform start: a full solve on a known combination
+                self.svm_solves += 1
+                sol, q = self.engine.solve(theta, self.svm_tol, K_theta)
+                return Point(theta, None, sol, q)
+            if not self.chunked:
+                self.svm_solves += 1
+                sol, q = self.engine.solve(theta, self.svm_tol)
+                return Point(theta, None, sol, q)
+            self.chunks += 1
+            sol, q = self.engine.advance(theta, self.engine.chunk_steps, self.svm_tol)
+            # a chunk that reached svm_tol is a solved SVM
+            return Point(theta, None, sol, q, exact=sol.converged)
         if K_theta is None or self.problem.representation != "dense":
             K_theta = self.combine(theta)  # factor banks: the (clipped) weights themselves
         self.svm_solves += 1
@@ -79,6 +130,23 @@ class Oracle:
         if self.log is not None:
             self.log.inner(sol.converged, "SVM")
         return Point(theta, K_theta, sol)
+
+    def confirm(self, pt: Point, track: bool = False) -> Point:
+        """The SVM at ``pt``'s weights solved to ``svm_tol`` from the engine's
+        state: the exact point an interleaved fit returns (``track``: with its
+        q, for a fit that goes on)."""
+        self.svm_solves += 1
+        sol, q = self.engine.solve(pt.theta, self.svm_tol, track=track)
+        if self.log is not None:
+            self.log.inner(sol.converged, "SVM")
+        return Point(pt.theta, None, sol, q)
+
+    def combination(self, pt: Point) -> np.ndarray:
+        """``pt``'s combination: kept, or formed (interleaved points keep none;
+        the engine forms the rows it has not formed at these weights)."""
+        if pt.K is not None:
+            return pt.K
+        return self.engine.combination(pt.theta)
 
     def q(self, pt: Point) -> np.ndarray:
         """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
@@ -134,6 +202,9 @@ class WrapperMKL(BaseMKL):
         self.verbose = verbose
         self.task = task
 
+    # the methods that take ``interleaved`` set it as a parameter
+    interleaved = False
+
     def _domain(self):
         raise NotImplementedError
 
@@ -151,33 +222,67 @@ class WrapperMKL(BaseMKL):
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
 
+    @staticmethod
+    def _confirm(oracle: Oracle, state: dict, log: IterationLog) -> None:
+        """Solve the SVM at the best interleaved point's weights to ``svm_tol``
+        and record it: J(theta) <= the primal bound that point was kept for,
+        so the gap against the lower bound so far only shrinks."""
+        pt = oracle.confirm(state["best"])
+        # the exact point replaces the bound, also where rounding puts it a hair above
+        log.best, log.best_objective = pt, float(pt.J)
+        state["best"] = pt
+        gap = relative_gap(state["best"].J, state.get("lower", -np.inf))
+        log.record(
+            pt.J, gap=gap, weights=pt.theta, svm_solves=oracle.svm_solves,
+            passes=oracle.work, chunks=oracle.chunks,
+        )  # fmt: skip
+
     def _fit_binary(self, K, y, K_mean):
         domain = self._domain()
         problem = inner_problem(K, K_mean, self._task)
-        oracle = Oracle(problem, y, self.C, self.svm_tol)
+        oracle = Oracle(
+            problem, y, self.C, self.svm_tol, interleaved=self.interleaved, domain=domain
+        )
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log
         theta = domain.initial(problem.n_kernels)
         # the uniform start reuses the average kernel formed by input validation
         pt = oracle.evaluate(theta, problem.uniform_combination(theta))
         state = {"domain": domain}
-        for it in range(1, self.max_iter + 1):
+
+        def record(pt):
             state["best"] = log.consider(pt.J, pt)
+            state["stalled"] = 0 if state["best"] is pt else state.get("stalled", 0) + 1
             gap = self._gap(oracle, state, pt)
             log.record(
-                pt.J,
-                gap=gap,
-                weights=pt.theta,
-                svm_solves=oracle.svm_solves,
-                passes=oracle.passes,
-            )
-            # a gap measured with a loosely solved SVM (interleaved methods) does not count
+                pt.J, gap=gap, weights=pt.theta, svm_solves=oracle.svm_solves,
+                passes=oracle.work, chunks=oracle.chunks,
+            )  # fmt: skip
+            return gap
+
+        for it in range(1, self.max_iter + 1):
+            gap = record(pt)
+            # a gap measured with a loosely solved SVM (LpNewton's schedule) does not count
             if gap <= self.tol and oracle.svm_tol <= self.svm_tol:
+                if not state["best"].exact:
+                    # interleaved: the SVM at the best weights solved to svm_tol;
+                    # its J is at most the bound the gap was measured with
+                    self._confirm(oracle, state, log)
                 log.stop("gap", converged=True)
                 break
             if it == self.max_iter:
                 break
+            if oracle.chunked and state["stalled"] >= STALLED_CHUNKS:
+                # chunks at moving weights no longer lower the upper bound: from
+                # here on every point is the SVM solved to svm_tol by the engine,
+                # the first at the best weights so far
+                oracle.chunked = False
+                if not state["best"].exact:
+                    pt = oracle.confirm(state["best"], track=True)
+                    continue
             pt = self._step(oracle, state, pt)
+        if not log.best.exact:  # stopped short: the fit returns an exact point
+            self._confirm(oracle, state, log)
         log.finish()
         best = log.best
         return BinaryFit(
@@ -185,6 +290,6 @@ class WrapperMKL(BaseMKL):
             dual_coef=best.sol.dual_coef,
             intercept=best.sol.bias,
             objective=best.J,
-            spectral_ratio=problem.spectral_ratio(best.K),
+            spectral_ratio=problem.spectral_ratio(oracle.combination(best)),
             **log.fit_fields(),
         )

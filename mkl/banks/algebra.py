@@ -75,10 +75,24 @@ def psd_quadratic_forms(
     eigenvalue. Smaller negatives are rounding and read as 0 (documented in
     docs/design.md, "Input checks"). ``labels``: the kernels' names in the
     message (default ``K[m]``)."""
-    q = quadratic_forms(K, v)
-    M, n, _ = K.shape
+    return refuse_indefinite(K, quadratic_forms(K, v), v, labels=labels)
+
+
+def refuse_indefinite(
+    K: np.ndarray,
+    q: np.ndarray,
+    v: np.ndarray,
+    diag_max: np.ndarray | None = None,
+    labels: Sequence[str] | None = None,
+) -> np.ndarray:
+    """The check of :func:`psd_quadratic_forms` on forms q_m = v'K_m v computed
+    elsewhere (the interleaved engine keeps them): q with rounding read as 0, or
+    :class:`InputError` naming the first kernel they prove indefinite.
+    ``diag_max``: max_i |K_m,ii| per kernel, when known."""
+    n = K.shape[1]
     v = np.asarray(v, dtype=np.float64)
-    diag_max = np.abs(np.einsum("mii->mi", K)).max(axis=1).astype(np.float64)
+    if diag_max is None:
+        diag_max = np.abs(np.einsum("mii->mi", K)).max(axis=1).astype(np.float64)
     rounding = 10.0 * np.finfo(K.dtype).eps * n * float(v @ v) * diag_max
     bad = np.flatnonzero(q < -rounding)
     if bad.size:

@@ -47,30 +47,30 @@ GRAM_MAX_N = 4000
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _row_dot(i, dense, Z, data, indices, indptr, u, active):
-    """z_i' u over the active columns (u already holds the column weights)."""
+def _row_dot(i, dense, Z, data, indices, indptr, s, w, ranges):
+    """z_i' diag(s) w over the column ranges (a sparse row: over its entries)."""
     acc = 0.0
     if dense:
-        for g in range(active.shape[0]):
-            for j in range(active[g, 0], active[g, 1]):
-                acc += Z[i, j] * u[j]
+        for g in range(ranges.shape[0]):
+            for j in range(ranges[g, 0], ranges[g, 1]):
+                acc += Z[i, j] * s[j] * w[j]
     else:
         for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * u[indices[k]]
+            j = indices[k]
+            acc += data[k] * s[j] * w[j]
     return acc
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _row_axpy(i, d, dense, Z, data, indices, indptr, u, s, active):
-    """u += d * s * z_i over the active columns."""
+def _row_axpy(i, d, dense, Z, data, indices, indptr, w, ranges):
+    """w += d * z_i over the column ranges (a sparse row: over its entries)."""
     if dense:
-        for g in range(active.shape[0]):
-            for j in range(active[g, 0], active[g, 1]):
-                u[j] += d * s[j] * Z[i, j]
+        for g in range(ranges.shape[0]):
+            for j in range(ranges[g, 0], ranges[g, 1]):
+                w[j] += d * Z[i, j]
     else:
         for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            u[j] += d * s[j] * data[k]
+            w[indices[k]] += d * data[k]
 
 
 @njit(cache=True, nogil=True)
@@ -116,9 +116,34 @@ def _stays(G, xi, lo, hi, eps, pg_max_old, pg_min_old):
 
 
 @njit(cache=True, nogil=True)
+def _cd_start(dense, Z, data, indices, indptr, s, ranges, sign, x, b2):
+    """The state of :func:`_dual_cd` at ``x`` (one pass): the diagonal
+    Q_ii = sum_j s_j Z_ij^2 + b^2, w = Z'(sign*x) over the column ranges, v = sign'x."""
+    n = sign.shape[0]
+    w = np.zeros(s.shape[0])
+    v = 0.0
+    qd = np.full(n, b2)
+    for i in range(n):
+        acc = 0.0
+        if dense:
+            for g in range(ranges.shape[0]):
+                for j in range(ranges[g, 0], ranges[g, 1]):
+                    acc += s[j] * Z[i, j] * Z[i, j]
+        else:
+            for k in range(indptr[i], indptr[i + 1]):
+                acc += s[indices[k]] * data[k] * data[k]
+        qd[i] += acc
+        if x[i] != 0.0:
+            _row_axpy(i, x[i] * sign[i], dense, Z, data, indices, indptr, w, ranges)
+            v += x[i] * sign[i]
+    return qd, w, v
+
+
+@njit(cache=True, nogil=True)
 def _dual_cd(
-    dense, Z, data, indices, indptr, s, active, sign, p, lo, hi, eps, x, b2, tol, max_epochs, seed
-):
+    dense, Z, data, indices, indptr, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2,
+    tol, max_epochs, seed,
+):  # fmt: skip
     """Dual coordinate descent on
 
         min_x  1/2 (sign*x)' (Z diag(s) Z' + b2 11') (sign*x) + p'x + eps ||x||_1,
@@ -126,28 +151,11 @@ def _dual_cd(
 
     Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking; the L1 term is
     Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
-    eps = 0. ``x`` (in/out) is the warm start. Returns (epochs, converged, u, v)
-    with u = s * Z'(sign*x) and v = sign'x."""
+    eps = 0. In/out: ``x`` (the warm start), w = Z'(sign*x) kept over the column
+    ranges ``updates`` (the dots read the ranges ``dots``, those of nonzero
+    weight: a subset), and qd the diagonal of (Q) (:func:`_cd_start`).
+    Returns (epochs, converged, v) with v = sign'x."""
     n = sign.shape[0]
-    R = s.shape[0]
-    u = np.zeros(R)
-    v = 0.0
-    qd = np.full(n, b2)  # Q_ii = sum_j s_j Z_ij^2 + b^2
-    for i in range(n):
-        if dense:
-            acc = 0.0
-            for g in range(active.shape[0]):
-                for j in range(active[g, 0], active[g, 1]):
-                    acc += s[j] * Z[i, j] * Z[i, j]
-            qd[i] += acc
-        else:
-            acc = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                acc += s[indices[k]] * data[k] * data[k]
-            qd[i] += acc
-        if x[i] != 0.0:
-            _row_axpy(i, x[i] * sign[i], dense, Z, data, indices, indptr, u, s, active)
-            v += x[i] * sign[i]
     np.random.seed(seed)
     index = np.arange(n)
     active_size = n
@@ -165,7 +173,7 @@ def _dual_cd(
         k = 0
         while k < active_size:
             i = index[k]
-            G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, u, active) + b2 * v) + p[i]
+            G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, s, w, dots) + b2 * v) + p[i]
             if _stays(G, x[i], lo, hi, eps, pg_max_old, pg_min_old):
                 active_size -= 1
                 index[k], index[active_size] = index[active_size], index[k]
@@ -178,7 +186,7 @@ def _dual_cd(
             if abs(pg) > 1e-12 and new != x[i]:
                 d = (new - x[i]) * sign[i]
                 x[i] = new
-                _row_axpy(i, d, dense, Z, data, indices, indptr, u, s, active)
+                _row_axpy(i, d, dense, Z, data, indices, indptr, w, updates)
                 v += d
             k += 1
         if pg_max_new - pg_min_new <= tol:
@@ -192,7 +200,7 @@ def _dual_cd(
             continue
         pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
         pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
-    return epoch, converged, u, v
+    return epoch, converged, v
 
 
 @njit(cache=True, nogil=True)
@@ -293,13 +301,13 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         v = float(sign @ x)
         quad = float(x @ (H @ x))
     else:
-        epochs, converged, u, v = _dual_cd(
-            dense, Zd, data, indices, indptr, s, active, sign, p,
-            float(lo), float(hi), float(eps), x, float(b2), float(tol), int(max_epochs), int(seed),
+        qd, w, v = _cd_start(dense, Zd, data, indices, indptr, s, active, sign, x, float(b2))
+        epochs, converged, v = _dual_cd(
+            dense, Zd, data, indices, indptr, s, active, active, sign, p, float(lo), float(hi),
+            float(eps), x, w, v, qd, float(b2), float(tol), int(max_epochs), int(seed),
         )  # fmt: skip
-        # beta'K(theta)beta = sum_j s_j w_j^2 = sum_j u_j^2 / s_j
-        on = s != 0
-        quad = float(np.sum(u[on] ** 2 / s[on])) + b2 * v * v
+        # beta'K(theta)beta = sum_j s_j w_j^2 (+ the constant feature's b^2 v^2)
+        quad = float(s @ (w * w)) + b2 * v * v
     return x, int(epochs), bool(converged), quad, float(v)
 
 
@@ -525,3 +533,86 @@ def mean_diagonal(Z, s: np.ndarray) -> float:
     else:
         sq = np.einsum("ij,ij->j", Z, Z, dtype=np.float64)
     return float(sq @ s) / Z.shape[0]
+
+
+class FactorCD:
+    """The interleaved engine's state on factors (the counterpart of
+    ``mkl.solvers.smo.BankSMO``): the box QP (Q) of a task (``mkl.solvers.tasks``:
+    the C-SVM and the SVR with their intercept a regularised constant feature b)
+    for weights that change between chunks of coordinate-descent epochs.
+
+    Kept across chunks: x, w = Z'(sign*x) over *every* kernel's columns and
+    v = sign'x, so q_m = ||w_m||^2 is O(R) and a new theta only changes the
+    diagonal, Q_ii = sum_m theta_m ||z_i,m||^2 + b^2, from the per-kernel row
+    norms computed once. An epoch reads every row of Z once (a pass over the
+    factors); the primal bound takes one product Z (s * w) per chunk.
+    ``rows_read`` counts rows of length M-kernel factors, a pass being M n
+    (the units of ``BankSMO``)."""
+
+    def __init__(self, bank, intercept_sq: float, task, y: np.ndarray, C):
+        self.bank, self.b2, self.task, self.y, self.C = bank, float(intercept_sq), task, y, C
+        Z = bank.train
+        self.dense = not sp.issparse(Z)
+        if self.dense:
+            self.Z, self.data = Z, np.zeros(0, dtype=Z.dtype)
+            self.indices, self.indptr = np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32)
+        else:
+            self.Z = np.zeros((0, 0), dtype=Z.data.dtype)
+            self.data, self.indices, self.indptr = Z.data, Z.indices, Z.indptr
+        self.offsets = np.asarray(bank.offsets, dtype=np.int64)
+        self.M, self.n = bank.n_kernels, bank.n_train
+        self.every = np.stack([self.offsets[:-1], self.offsets[1:]], axis=1)
+        # per-kernel squared row norms (n, M): the diagonal of K_m, one pass
+        sq = Z.multiply(Z).tocsr() if not self.dense else Z * Z
+        ind = sp.csr_matrix(
+            (np.ones(Z.shape[1]), np.repeat(np.arange(self.M), np.diff(self.offsets)),
+             np.arange(Z.shape[1] + 1)), shape=(Z.shape[1], self.M),
+        )  # fmt: skip
+        diag = sq @ ind
+        self.diag = np.asarray(diag.toarray() if sp.issparse(diag) else diag, dtype=np.float64)
+        self.sign, self.p, self.lo, self.hi, self.eps = task.factor_form(y, C, self.n)
+        self.x = np.clip(np.zeros(self.n), self.lo, self.hi)
+        self.w = np.zeros(Z.shape[1])
+        self.v = 0.0
+        self.rows_read = self.M * self.n
+        self.chunk_steps = 1  # epochs per chunk
+        self._chunks = 0
+
+    def advance(self, theta: np.ndarray, max_epochs: int, tol: float):
+        """At most ``max_epochs`` epochs at ``theta`` to the stopping rule's
+        ``tol``: the task's solution (``primal`` an upper bound on J(theta)) and q."""
+        theta = np.asarray(theta, dtype=np.float64)
+        s = np.repeat(np.maximum(theta, 0.0), np.diff(self.offsets))
+        qd = self.diag @ np.maximum(theta, 0.0) + self.b2
+        self._chunks += 1
+        epochs, converged, self.v = _dual_cd(
+            self.dense, self.Z, self.data, self.indices, self.indptr, s,
+            _active_ranges(s, self.offsets), self.every, self.sign, self.p, float(self.lo),
+            float(self.hi), float(self.eps), self.x, self.w, self.v, qd, self.b2, float(tol),
+            int(max_epochs), self._chunks,
+        )  # fmt: skip
+        self.rows_read += self.M * self.n * int(epochs)
+        q = self.bank.group_sums(self.w * self.w)
+        f = self.bank.times(s * self.w) + self.b2 * self.v  # K(theta) beta with the intercept
+        self.rows_read += self.M * self.n
+        sol = self.task.factor_solution(
+            self.x.copy(),
+            q,
+            float(theta @ q),
+            f,
+            self.v,
+            self.b2,
+            self.y,
+            self.C,
+            bool(converged),
+            int(epochs),
+        )
+        return sol, q
+
+    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
+        """The problem at ``theta`` solved to ``tol`` from the current state."""
+        return self.advance(theta, MAX_EPOCHS, tol)
+
+    def combination(self, theta: np.ndarray) -> np.ndarray:
+        """A factor bank's combination is its weight vector."""
+        return np.asarray(theta, dtype=np.float64).copy()

@@ -91,6 +91,13 @@ class DenseKernels:
         self._warm = sol.alpha
         return sol
 
+    def interleaved(self, y: np.ndarray, C):
+        """The interleaved engine (``mkl.solvers.smo.BankSMO``) for the task's dual."""
+        from .smo import BankSMO
+
+        K = np.ascontiguousarray(self.K)
+        return BankSMO(K, self.task.dual_form(y, C, self.n), self.task, y, C)
+
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = beta' K_m beta, refusing an indefinite kernel (one pass)."""
         return psd_quadratic_forms(self.K, beta)
@@ -194,6 +201,16 @@ class FactorKernels:
         self._warm = sol
         self.epochs.append(sol.epochs)
         return sol
+
+    def interleaved(self, y, C):
+        """The interleaved engine on the factors (``mkl.solvers.coordinate_descent.FactorCD``)
+        for the C-SVM and the SVR; the one-class SVM, whose equality the factored
+        solver keeps by an outer multiplier loop, is solved point by point (None)."""
+        if not hasattr(self.task, "factor_form"):
+            return None
+        from .coordinate_descent import FactorCD
+
+        return FactorCD(self.bank, self.intercept_sq, self.task, y, C)
 
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = ||Z_m' beta||^2 (one pass; PSD by construction)."""

@@ -48,6 +48,9 @@ class SVMSolution:
     bias_penalty: float = 0.0
     # S of a dual whose linear term is not 1'alpha (regression, novelty: mkl.solvers.tasks)
     linear: float | None = None
+    # an upper bound on the optimum for this kernel (the primal at this solution,
+    # weak duality); set by the interleaved engine, whose solutions are inexact
+    primal: float | None = None
 
     @property
     def linear_term(self) -> float:

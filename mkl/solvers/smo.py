@@ -1,13 +1,25 @@
-"""A warm-startable SMO solver for the C-SVM dual on a precomputed kernel,
+"""A warm-startable SMO solver for the SVM duals in libsvm's form,
 
-    min_alpha  1/2 alpha'Q alpha - 1'alpha,  Q = diag(y) K diag(y),
-    s.t.       0 <= alpha_i <= C,  y'alpha = 0,
+    min_a  1/2 a'Q a + p'a,  Q_st = sign_s sign_t K(idx_s, idx_t),
+    s.t.   0 <= a_t <= U,  sign'a = const,
 
-the problem of ``mkl.solvers.libsvm`` (libsvm through scikit-learn), with what libsvm does
-not offer: a start from a given feasible alpha and its gradient. The wrapper
-MKL methods solve a sequence of SVMs whose kernels change little from one
-iteration to the next; started at the previous alpha, a solve needs a fraction
-of a cold solve's iterations.
+on a kernel K that is either formed (an n x n matrix) or the combination
+K(theta) = sum_m theta_m K_m of a bank whose rows are formed as the working
+sets ask for them. The C-SVM is sign = y, p = -1, U = C (``idx`` the
+identity); the epsilon-SVR and the one-class SVM are the tasks' other forms
+(``mkl.solvers.tasks``). This is what libsvm (``mkl.solvers.libsvm``) does not
+offer: a start from a given feasible point, and a kernel that changes between
+chunks of working-set steps.
+
+* :func:`solve_svm_smo` -- the C-SVM on a formed kernel from a warm start:
+  the wrapper MKL methods solve a sequence of SVMs whose kernels change
+  little, and started at the previous alpha a solve needs a fraction of a cold
+  solve's iterations.
+* :class:`BankSMO` -- the interleaved engine's state (Kloft et al. 2009,
+  sec. 2.4; Sonnenburg et al. 2006, sec. 4.2): the weights change every few
+  working-set steps, and the per-kernel products g_m = K_m beta are kept up
+  to date from the rows of the variables a chunk moved, so q_m = beta'g_m and
+  K(theta) beta = sum_m theta_m g_m never need a pass over the bank.
 
 The algorithm is libsvm's (Chang & Lin 2011, Section 4; Fan, Chen & Lin 2005):
 working-set selection by second-order information (WSS 2), the two-variable
@@ -16,8 +28,8 @@ max_{I_low} y_t G_t <= tol, so ``tol`` means what it means for libsvm. The
 shrinking heuristic of libsvm (Section 5.1) drops bound multipliers whose
 gradient says they will stay at their bound from the working-set search and
 the gradient updates, and checks the whole set once before stopping. The loop
-is compiled by numba; Q's rows are read from the C-contiguous kernel (a
-precomputed kernel needs no cache).
+is compiled by numba; rows are read from the C-contiguous kernel (a formed
+kernel needs no cache) or formed once per weight vector from the bank.
 """
 
 from __future__ import annotations
@@ -27,10 +39,19 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..banks.algebra import refuse_indefinite
 from ..exceptions import InputError
 from .libsvm import SVMSolution
 
 TAU = 1e-12  # libsvm's floor on the second-order term
+# a formed kernel is a bank of one kernel of weight 1 whose rows are read directly
+_ONE = np.ones(1)
+_NO_ROWS = np.zeros((0, 0))
+_NO_FLAGS = np.zeros(0, dtype=np.bool_)
+
+
+def _minus_ones(n: int) -> np.ndarray:
+    return np.full(n, -1.0)
 
 
 @dataclass
@@ -41,11 +62,32 @@ class SMOSolution(SVMSolution):
 
 
 @njit(cache=True, nogil=True)
-def _smo(K, QD, y, C, alpha, G, tol, max_iter, shrinking):
-    """libsvm's Solver::Solve for one box C (in place on alpha and G = Q alpha - 1);
-    QD the kernel's diagonal. K is symmetric: only its rows i and j are read
-    (contiguous). Returns (iterations, converged)."""
-    n = y.shape[0]
+def _row(K, theta, direct, rows, formed, i):
+    """Row i of K(theta) = sum_m theta_m K_m: the bank's own row when it holds
+    one formed kernel (``direct``), else formed into ``rows`` once per weight
+    vector (``formed`` marks the rows that are current)."""
+    if direct:
+        return K[0, i]
+    if not formed[i]:
+        r = rows[i]
+        r[:] = 0.0
+        for m in range(K.shape[0]):
+            t = theta[m]
+            if t != 0.0:
+                Km = K[m, i]
+                for k in range(r.shape[0]):
+                    r[k] += t * Km[k]
+        formed[i] = True
+    return rows[i]
+
+
+@njit(cache=True, nogil=True)
+def _smo(K, theta, direct, rows, formed, sign, idx, p, qd, U, a, G, beta, tol, max_iter, shrinking):
+    """libsvm's Solver::Solve for one box U, in place on a, its gradient
+    G = Q a + p and the coefficients beta (beta_i = sum_{idx_t = i} sign_t a_t);
+    qd the diagonal of Q. Rows of K(theta) come from :func:`_row`. Returns
+    (iterations, converged)."""
+    n = sign.shape[0]
     active = np.arange(n)
     active_size = n
     unshrunk = False
@@ -60,23 +102,25 @@ def _smo(K, QD, y, C, alpha, G, tol, max_iter, shrinking):
             gmax2 = -np.inf  # max { y_t G_t : t in I_low }
             for k in range(active_size):
                 t = active[k]
-                if y[t] > 0:
-                    if alpha[t] < C and -G[t] >= gmax1:
+                if sign[t] > 0:
+                    if a[t] < U and -G[t] >= gmax1:
                         gmax1 = -G[t]
-                    if alpha[t] > 0 and G[t] >= gmax2:
+                    if a[t] > 0 and G[t] >= gmax2:
                         gmax2 = G[t]
                 else:
-                    if alpha[t] > 0 and G[t] >= gmax1:
+                    if a[t] > 0 and G[t] >= gmax1:
                         gmax1 = G[t]
-                    if alpha[t] < C and -G[t] >= gmax2:
+                    if a[t] < U and -G[t] >= gmax2:
                         gmax2 = -G[t]
             if not unshrunk and gmax1 + gmax2 <= tol * 10:
                 unshrunk = True
-                active_size = _unshrink(K, y, alpha, G, active, active_size, n)
+                active_size = _unshrink(
+                    K, theta, direct, rows, formed, sign, idx, p, G, beta, active, active_size
+                )
             k = 0
             while k < active_size:
                 t = active[k]
-                if _shrinkable(y[t], alpha[t], G[t], C, gmax1, gmax2):
+                if _shrinkable(sign[t], a[t], G[t], U, gmax1, gmax2):
                     active_size -= 1
                     active[k], active[active_size] = active[active_size], active[k]
                 else:
@@ -86,38 +130,38 @@ def _smo(K, QD, y, C, alpha, G, tol, max_iter, shrinking):
         i = -1
         for k in range(active_size):
             t = active[k]
-            if y[t] > 0:
-                if alpha[t] < C and -G[t] >= gmax:
+            if sign[t] > 0:
+                if a[t] < U and -G[t] >= gmax:
                     gmax = -G[t]
                     i = t
             else:
-                if alpha[t] > 0 and G[t] >= gmax:
+                if a[t] > 0 and G[t] >= gmax:
                     gmax = G[t]
                     i = t
         gmax2 = -np.inf
         j = -1
         best = np.inf
         if i >= 0:
-            Kii = QD[i]
-            Ki = K[i]
+            Kii = qd[i]
+            Ki = _row(K, theta, direct, rows, formed, idx[i])
             for k in range(active_size):
                 t = active[k]
-                if y[t] > 0:
-                    if alpha[t] > 0:
+                if sign[t] > 0:
+                    if a[t] > 0:
                         diff = gmax + G[t]
                         if G[t] >= gmax2:
                             gmax2 = G[t]
                     else:
                         continue
                 else:
-                    if alpha[t] < C:
+                    if a[t] < U:
                         diff = gmax - G[t]
                         if -G[t] >= gmax2:
                             gmax2 = -G[t]
                     else:
                         continue
                 if diff > 0:
-                    quad = Kii + QD[t] - 2.0 * Ki[t]
+                    quad = Kii + qd[t] - 2.0 * Ki[idx[t]]
                     if quad <= 0:
                         quad = TAU
                     obj = -(diff * diff) / quad
@@ -126,69 +170,74 @@ def _smo(K, QD, y, C, alpha, G, tol, max_iter, shrinking):
                         j = t
         if gmax + gmax2 < tol or j == -1:
             if active_size < n:  # stop only on the whole set: select on it next,
-                active_size = _unshrink(K, y, alpha, G, active, active_size, n)
+                active_size = _unshrink(
+                    K, theta, direct, rows, formed, sign, idx, p, G, beta, active, active_size
+                )
                 unshrunk = True
                 counter = 2  # and shrink again the iteration after (libsvm)
                 continue
             return iteration, True
         iteration += 1
         # --- the two-variable update, clipped to the box (libsvm)
-        old_i, old_j = alpha[i], alpha[j]
-        if y[i] != y[j]:
-            quad = QD[i] + QD[j] + 2.0 * (y[i] * y[j] * K[i, j])
+        Ki = _row(K, theta, direct, rows, formed, idx[i])
+        Kj = _row(K, theta, direct, rows, formed, idx[j])
+        Kij = Ki[idx[j]]
+        old_i, old_j = a[i], a[j]
+        if sign[i] != sign[j]:
+            quad = qd[i] + qd[j] + 2.0 * (sign[i] * sign[j] * Kij)
             if quad <= 0:
                 quad = TAU
             delta = (-G[i] - G[j]) / quad
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
+            diff = a[i] - a[j]
+            a[i] += delta
+            a[j] += delta
             if diff > 0:
-                if alpha[j] < 0:
-                    alpha[j] = 0.0
-                    alpha[i] = diff
+                if a[j] < 0:
+                    a[j] = 0.0
+                    a[i] = diff
             else:
-                if alpha[i] < 0:
-                    alpha[i] = 0.0
-                    alpha[j] = -diff
+                if a[i] < 0:
+                    a[i] = 0.0
+                    a[j] = -diff
             if diff > 0:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = C - diff
+                if a[i] > U:
+                    a[i] = U
+                    a[j] = U - diff
             else:
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = C + diff
+                if a[j] > U:
+                    a[j] = U
+                    a[i] = U + diff
         else:
-            quad = QD[i] + QD[j] - 2.0 * (y[i] * y[j] * K[i, j])
+            quad = qd[i] + qd[j] - 2.0 * (sign[i] * sign[j] * Kij)
             if quad <= 0:
                 quad = TAU
             delta = (G[i] - G[j]) / quad
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > C:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = total - C
+            total = a[i] + a[j]
+            a[i] -= delta
+            a[j] += delta
+            if total > U:
+                if a[i] > U:
+                    a[i] = U
+                    a[j] = total - U
             else:
-                if alpha[j] < 0:
-                    alpha[j] = 0.0
-                    alpha[i] = total
-            if total > C:
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = total - C
+                if a[j] < 0:
+                    a[j] = 0.0
+                    a[i] = total
+            if total > U:
+                if a[j] > U:
+                    a[j] = U
+                    a[i] = total - U
             else:
-                if alpha[i] < 0:
-                    alpha[i] = 0.0
-                    alpha[j] = total
-        di = (alpha[i] - old_i) * y[i]
-        dj = (alpha[j] - old_j) * y[j]
-        Ki = K[i]
-        Kj = K[j]
+                if a[i] < 0:
+                    a[i] = 0.0
+                    a[j] = total
+        di = (a[i] - old_i) * sign[i]
+        dj = (a[j] - old_j) * sign[j]
+        beta[idx[i]] += di
+        beta[idx[j]] += dj
         for k in range(active_size):
             t = active[k]
-            G[t] += y[t] * (Ki[t] * di + Kj[t] * dj)
+            G[t] += sign[t] * (Ki[idx[t]] * di + Kj[idx[t]] * dj)
         # the shrunk variables' gradients are rebuilt when they return
     return iteration, False
 
@@ -208,19 +257,43 @@ def _shrinkable(yt, at, Gt, C, gmax1, gmax2):
 
 
 @njit(cache=True, nogil=True)
-def _unshrink(K, y, alpha, G, active, active_size, n):
+def _unshrink(K, theta, direct, rows, formed, sign, idx, p, G, beta, active, active_size):
     """Bring every variable back; the shrunk ones' gradients are recomputed from
-    the multipliers (G_t = y_t sum_s K_ts y_s alpha_s - 1)."""
+    the coefficients (G_t = sign_t K(theta)[idx_t] beta + p_t)."""
+    n = sign.shape[0]
     if active_size == n:
         return n
     for k in range(active_size, n):
         t = active[k]
+        row = _row(K, theta, direct, rows, formed, idx[t])
         g = 0.0
-        for s in range(n):
-            if alpha[s] != 0.0:
-                g += K[t, s] * y[s] * alpha[s]
-        G[t] = y[t] * g - 1.0
+        for s in range(beta.shape[0]):
+            if beta[s] != 0.0:
+                g += row[s] * beta[s]
+        G[t] = sign[t] * g + p[t]
     return n
+
+
+@njit(cache=True, nogil=True)
+def _form_rows(K, theta, rows, formed, which):
+    """Rows ``which`` of K(theta) into the cache (:func:`_row`)."""
+    for c in range(which.shape[0]):
+        _row(K, theta, False, rows, formed, which[c])
+
+
+@njit(cache=True, nogil=True)
+def _add_rows(K, g, changed, delta):
+    """g_m += sum_{i in changed} delta_i K_m[i] for every kernel m: the
+    per-kernel products K_m beta after beta moved by ``delta`` (the kernels are
+    symmetric, so the columns of the moved coefficients are their rows)."""
+    for m in range(K.shape[0]):
+        gm = g[m]
+        for c in range(changed.shape[0]):
+            i = changed[c]
+            d = delta[i]
+            Kmi = K[m, i]
+            for k in range(gm.shape[0]):
+                gm[k] += d * Kmi[k]
 
 
 @njit(cache=True, nogil=True)
@@ -297,7 +370,10 @@ def solve_svm_smo(
     if max_iter is None:
         max_iter = max(10_000_000, 100 * n)
     QD = np.ascontiguousarray(np.diag(K))
-    iterations, converged = _smo(K, QD, y, float(C), alpha, G, float(tol), int(max_iter), shrinking)
+    iterations, converged = _smo(
+        K[None], _ONE, True, _NO_ROWS, _NO_FLAGS, y, np.arange(n), _minus_ones(n), QD,
+        float(C), alpha, G, alpha * y, float(tol), int(max_iter), shrinking,
+    )  # fmt: skip
     np.clip(alpha, 0.0, C, out=alpha)
     beta = alpha * y
     G = y * (K @ beta) - 1.0  # exact (shrunk variables' entries are stale at a cap)
@@ -312,3 +388,144 @@ def solve_svm_smo(
         converged=bool(converged),
         iterations=int(iterations),
     )
+
+
+def chunk_steps(n: int) -> int:
+    """SMO steps per chunk of the interleaved engine: between weight steps the
+    SVM moves about n/CHUNK_FRACTION pairs (at least MIN_CHUNK)."""
+    return max(MIN_CHUNK, n // CHUNK_FRACTION)
+
+
+MIN_CHUNK = 20
+CHUNK_FRACTION = 16
+
+
+class BankSMO:
+    """SMO on K(theta) = sum_m theta_m K_m for weights that change between chunks
+    of working-set steps: the state of the interleaved engine (Kloft et al. 2009,
+    sec. 2.4 and Algorithm 1; Sonnenburg et al. 2006, sec. 4.2) on a dense bank
+    ``K`` (M, n, n), for the dual ``form`` of a task (``mkl.solvers.tasks``).
+
+    Kept across chunks: the multipliers a, the coefficients beta and the
+    per-kernel products g_m = K_m beta (M, n). A chunk (:meth:`advance`) runs at
+    most ``max_steps`` SMO steps on K(theta), forming the rows it reads once
+    per weight vector; then g moves by the rows of the coefficients the chunk
+    changed (sum_{i changed} delta_i K_m[i]), so that
+
+        q_m = beta' g_m,   K(theta) beta = sum_m theta_m g_m,   G = sign * K(theta)beta[idx] + p
+
+    cost O(M n) and never a pass over the bank. ``rows_read`` counts the kernel
+    rows (of length n) read so far: the SVM work of the fit, a pass being M n."""
+
+    def __init__(self, K: np.ndarray, form, task, y: np.ndarray, C):
+        self.K, self.form, self.task, self.y, self.C = K, form, task, y, C
+        self.M, self.n = K.shape[0], K.shape[1]
+        self.diag = np.einsum("mii->mi", K).astype(np.float64)
+        self.diag_max = np.abs(self.diag).max(axis=1)
+        self.a = np.array(form.start, dtype=np.float64)
+        self.beta = form.coefficients(self.a, self.n)
+        self.g = np.zeros((self.M, self.n))
+        self.rows = np.empty((self.n, self.n), dtype=K.dtype)
+        self.formed = np.zeros(self.n, dtype=np.bool_)
+        self.theta: np.ndarray | None = None
+        self.rows_read = 0
+        self.steps = 0
+        self.chunk_steps = chunk_steps(self.n)
+        self._move(self.beta)
+
+    def _move(self, delta: np.ndarray) -> None:
+        """g_m += K_m delta, reading the rows of delta's nonzero entries."""
+        changed = np.flatnonzero(delta)
+        if changed.size:
+            _add_rows(self.K, self.g, changed, delta)
+            self.rows_read += self.M * changed.size
+
+    def _at(self, theta: np.ndarray) -> np.ndarray:
+        """Make ``theta`` the current weights (the formed rows of other weights are stale)."""
+        theta = np.asarray(theta, dtype=np.float64)
+        if self.theta is None or not np.array_equal(theta, self.theta):
+            self.theta = theta.copy()
+            self.formed[:] = False
+        return theta
+
+    def combination(self, theta: np.ndarray, K_theta: np.ndarray | None = None) -> np.ndarray:
+        """K(theta) as the row cache: ``K_theta`` when it is known (no pass),
+        else the rows not yet formed at these weights, formed from the bank."""
+        theta = self._at(theta)
+        if K_theta is not None:
+            self.rows[...] = K_theta
+            self.formed[:] = True
+        missing = np.flatnonzero(~self.formed)
+        if missing.size:
+            _form_rows(self.K, theta, self.rows, self.formed, missing)
+            self.rows_read += self.M * missing.size
+        return self.rows
+
+    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
+        """The SVM at ``theta`` solved to ``tol`` from the current state, on the
+        whole combination (:meth:`combination`: most rows are read by a full
+        solve, and the learned kernel's spectral ratio needs them all).
+        ``track=False`` (a fit's last solve): q is not needed, and the
+        per-kernel products are brought up to date only if a chunk follows;
+        q is then None."""
+        theta = self._at(theta)
+        rows = self.combination(theta, K_theta)
+        if track:
+            return self.advance(theta, max(10_000_000, 100 * self.n), tol, shrinking=True)
+        self._sync()
+        form = self.form
+        f = rows @ self.beta
+        G = form.sign * f[form.idx] + form.p
+        qd = np.ascontiguousarray(np.diagonal(rows)[form.idx], dtype=np.float64)
+        beta = self.beta.copy()
+        steps, converged = _smo(
+            self.K, theta, False, rows, self.formed, form.sign, form.idx, form.p, qd,
+            float(form.upper), self.a, G, beta, float(tol * form.tol_scale),
+            max(10_000_000, 100 * self.n), True,
+        )  # fmt: skip
+        self.steps += int(steps)
+        beta = form.coefficients(self.a, self.n)
+        f = rows @ beta
+        G = form.sign * f[form.idx] + form.p
+        rho = float(_rho(form.sign, self.a, G, float(form.upper)))
+        sol = self.task.solution(
+            self.a.copy(), beta, rho, float(beta @ f), self.y, self.C, f, bool(converged)
+        )
+        return sol, None
+
+    def _sync(self) -> None:
+        """Bring g up to the current multipliers (after an untracked solve)."""
+        beta = self.form.coefficients(self.a, self.n)
+        self._move(beta - self.beta)
+        self.beta = beta
+
+    def advance(self, theta: np.ndarray, max_steps: int, tol: float, shrinking=False):
+        """At most ``max_steps`` SMO steps on K(theta) (to libsvm's ``tol``):
+        returns the task's solution at the new point (``mkl.solvers.tasks``,
+        with ``primal`` an upper bound on J(theta)) and q (M,)."""
+        theta = self._at(theta)
+        self._sync()
+        form = self.form
+        f = theta @ self.g
+        G = form.sign * f[form.idx] + form.p
+        qd = np.ascontiguousarray((theta @ self.diag)[form.idx])
+        before = int(self.formed.sum())
+        beta_work = self.beta.copy()
+        steps, converged = _smo(
+            self.K, theta, False, self.rows, self.formed, form.sign, form.idx, form.p, qd,
+            float(form.upper), self.a, G, beta_work, float(tol * form.tol_scale),
+            int(max_steps), shrinking,
+        )  # fmt: skip
+        self.steps += int(steps)
+        self.rows_read += self.M * (int(self.formed.sum()) - before)
+        beta = form.coefficients(self.a, self.n)  # exact, not the loop's running sums
+        self._move(beta - self.beta)
+        self.beta = beta
+        f = theta @ self.g
+        q = refuse_indefinite(self.K, self.g @ beta, beta, self.diag_max)
+        G = form.sign * f[form.idx] + form.p
+        rho = float(_rho(form.sign, self.a, G, float(form.upper)))
+        sol = self.task.solution(
+            self.a.copy(), beta, rho, float(theta @ q), self.y, self.C, f, bool(converged)
+        )
+        return sol, q

@@ -38,11 +38,85 @@ from .libsvm import SVMSolution, solve_one_class_dual, solve_svr_dual
 
 
 @dataclass(frozen=True)
+class DualForm:
+    """A task's dual in libsvm's form (``mkl.solvers.smo``):
+
+        min_a  1/2 a'Q a + p'a,  Q_st = sign_s sign_t K(idx_s, idx_t),
+        s.t.   0 <= a_t <= upper,  sign'a = sign'start,
+
+    whose coefficients are beta_i = sum_{idx_t = i} sign_t a_t; ``tol_scale``
+    brings libsvm's tolerance to this scaling of a."""
+
+    sign: np.ndarray
+    idx: np.ndarray
+    p: np.ndarray
+    upper: float
+    start: np.ndarray
+    tol_scale: float = 1.0
+
+    def coefficients(self, a: np.ndarray, n: int) -> np.ndarray:
+        beta = np.zeros(n)
+        np.add.at(beta, self.idx, self.sign * a)
+        return beta
+
+
+def least_hinge_sum(rising=(), falling=(), weight: float = 1.0, slope: float = 0.0) -> float:
+    """min over b of  slope b + weight (sum_k max(0, falling_k - b) + sum_k max(0, b - rising_k)),
+    a convex piecewise-linear function whose minimum lies at a breakpoint: its
+    value at every breakpoint from sorted prefix sums, O(N log N)."""
+    up, down = np.sort(np.asarray(rising, float)), np.sort(np.asarray(falling, float))
+    points = np.concatenate([up, down])
+    if points.size == 0:
+        return 0.0
+    after = np.concatenate([np.cumsum(down[::-1])[::-1], [0.0]])  # sums of down[k:]
+    before = np.concatenate([[0.0], np.cumsum(up)])  # sums of up[:k]
+    k_down = np.searchsorted(down, points, side="right")
+    k_up = np.searchsorted(up, points, side="left")
+    falling_part = after[k_down] - (len(down) - k_down) * points
+    rising_part = k_up * points - before[k_up]
+    return float(np.min(slope * points + weight * (falling_part + rising_part)))
+
+
+@dataclass(frozen=True)
 class Classification:
     """The C-SVM (on a dense bank solved by the inner problem itself: libsvm
     cold, SMO warm)."""
 
     name = "classification"
+
+    def dual_form(self, y, C, n: int) -> DualForm:
+        """sign = y, p = -1, box C, from alpha = 0."""
+        return DualForm(np.asarray(y, float), np.arange(n), np.full(n, -1.0), float(C), np.zeros(n))
+
+    def solution(self, a, beta, rho, quad, y, C, f, converged) -> SVMSolution:
+        """The SVMSolution at alpha = a with ``quad`` = beta'K(theta)beta and
+        ``f`` = K(theta)beta; ``primal`` = 1/2 quad + C sum_i max(0, 1 - y_i (f_i + b))
+        at the best b, an upper bound on J(theta) (weak duality)."""
+        hinge = least_hinge_sum(falling=1.0 - f[y > 0], rising=-1.0 - f[y < 0], weight=float(C))
+        return SVMSolution(
+            alpha=a, dual_coef=beta, bias=-rho, objective=float(a.sum() - 0.5 * quad),
+            C=float(C), at_bound=False, converged=converged, primal=0.5 * quad + hinge,
+        )  # fmt: skip
+
+    def factor_form(self, y, C, n: int):
+        """(sign, p, lo, hi, eps) of the bias-free C-SVM as the box QP (Q) of
+        ``mkl.solvers.coordinate_descent``."""
+        return np.asarray(y, float), np.full(n, -1.0), 0.0, float(C), 0.0
+
+    def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
+        """The factored C-SVM's solution at alpha = x: bias b^2 y'alpha, S =
+        1'alpha - b^2/2 v^2, and ``primal`` = 1/2 (quad + b^2 v^2) + C sum_i
+        max(0, 1 - y_i f_i) with f = K(theta)beta + b^2 v (the intercept a feature)."""
+        from .coordinate_descent import FactoredSolution
+
+        penalty = 0.5 * b2 * v * v
+        hinge = float(C) * float(np.maximum(0.0, 1.0 - y * f).sum())
+        return FactoredSolution(
+            alpha=x, dual_coef=x * y, bias=float(b2 * v),
+            objective=float(x.sum() - 0.5 * quad) - penalty, C=float(C), at_bound=False,
+            converged=converged, bias_penalty=penalty,
+            primal=0.5 * quad + penalty + hinge, epochs=epochs,
+        )  # fmt: skip
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The bias-free C-SVM on factors (``mkl.solvers.coordinate_descent.solve_factored_svm``),
@@ -76,6 +150,47 @@ class Regression:
 
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
         return solve_svr_dual(K, y, _finite_C(C), self.epsilon, tol)
+
+    def dual_form(self, y, C, n: int) -> DualForm:
+        """libsvm's SVR: a = (alpha, alpha*), sign = (1, -1), p = (epsilon - y,
+        epsilon + y), box C, beta = alpha - alpha*."""
+        y = np.asarray(y, float)
+        return DualForm(
+            np.concatenate([np.ones(n), -np.ones(n)]), np.concatenate([np.arange(n)] * 2),
+            np.concatenate([self.epsilon - y, self.epsilon + y]), float(_finite_C(C)),
+            np.zeros(2 * n),
+        )  # fmt: skip
+
+    def solution(self, a, beta, rho, quad, y, C, f, converged) -> SVMSolution:
+        """S = y'beta - epsilon ||beta||_1; ``primal`` = 1/2 quad +
+        C sum_i max(0, |y_i - f_i - b| - epsilon) at the best b."""
+        linear = float(y @ beta - self.epsilon * np.abs(beta).sum())
+        r = y - f
+        loss = least_hinge_sum(falling=r - self.epsilon, rising=r + self.epsilon, weight=float(C))
+        return SVMSolution(
+            alpha=np.abs(beta), dual_coef=beta, bias=-rho, objective=linear - 0.5 * quad,
+            C=float(C), at_bound=False, converged=converged, linear=linear,
+            primal=0.5 * quad + loss,
+        )  # fmt: skip
+
+    def factor_form(self, y, C, n: int):
+        """(sign, p, lo, hi, eps) of the factored SVR (R) as the box QP (Q)."""
+        C = float(_finite_C(C))
+        return np.ones(n), -np.asarray(y, float), -C, C, float(self.epsilon)
+
+    def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
+        """At beta = x: S = y'beta - epsilon ||beta||_1 - b^2/2 v^2, ``primal`` =
+        1/2 (quad + b^2 v^2) + C sum_i max(0, |y_i - f_i| - epsilon)."""
+        from .coordinate_descent import FactoredSolution
+
+        penalty = 0.5 * b2 * v * v
+        fit = float(y @ x - self.epsilon * np.abs(x).sum())
+        loss = float(C) * float(np.maximum(0.0, np.abs(y - f) - self.epsilon).sum())
+        return FactoredSolution(
+            alpha=np.abs(x), dual_coef=x, bias=float(b2 * v), objective=fit - penalty - 0.5 * quad,
+            C=float(C), at_bound=False, converged=converged, linear=fit - penalty,
+            primal=0.5 * quad + penalty + loss, epochs=epochs,
+        )  # fmt: skip
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The epsilon-SVR on factors with a regularised intercept
@@ -113,6 +228,27 @@ class Novelty:
 
     def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
         return solve_one_class_dual(K, self.nu, tol)
+
+    def dual_form(self, y, C, n: int) -> DualForm:
+        """sign = 1, p = 0, box 1/(nu n), 1'alpha = 1; libsvm's alpha is nu n
+        times this one, and so is its tolerance."""
+        upper = 1.0 / (self.nu * n)
+        start = np.zeros(n)  # libsvm's start: the first points at the box, one part-filled
+        full = min(int(1.0 / upper), n)
+        start[:full] = upper
+        if full < n:
+            start[full] = max(1.0 - full * upper, 0.0)
+        return DualForm(np.ones(n), np.arange(n), np.zeros(n), upper, start, upper)
+
+    def solution(self, a, beta, rho, quad, y, C, f, converged) -> SVMSolution:
+        """S = 0; ``primal`` = 1/2 quad - rho + 1/(nu n) sum_i max(0, rho - f_i) at
+        the best rho (Schoelkopf et al. 2001, eq. 3)."""
+        upper = 1.0 / (self.nu * len(beta))
+        loss = least_hinge_sum(rising=f, weight=upper, slope=-1.0)
+        return SVMSolution(
+            alpha=beta, dual_coef=beta, bias=-rho, objective=-0.5 * quad, C=upper,
+            at_bound=False, converged=converged, linear=0.0, primal=0.5 * quad + loss,
+        )  # fmt: skip
 
     def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
         """The one-class SVM on factors, its equality kept by the method of
