@@ -373,7 +373,7 @@ def _check_library_example_output(stdout: str):
 # shared by several tests would be built again on every worker.
 
 
-@pytest.mark.workflow
+@pytest.mark.workflow(seconds=360)
 @pytest.mark.slow
 def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
     root, repo = sandbox
@@ -391,7 +391,7 @@ def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
     shutil.rmtree(env.venv, ignore_errors=True)  # 0.6 GB; kept when the test fails
 
 
-@pytest.mark.workflow
+@pytest.mark.workflow(seconds=100)
 @pytest.mark.slow
 def test_library_example_in_an_environment_with_the_library_alone(sandbox, tmp_path):
     root, repo = sandbox

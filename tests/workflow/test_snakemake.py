@@ -143,6 +143,7 @@ def workdir(tmp_path):
     return tmp_path
 
 
+@pytest.mark.workflow(seconds=105)
 def test_tiny_experiment_end_to_end(workdir):
     run = snakemake(workdir)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -216,6 +217,7 @@ def test_tiny_experiment_end_to_end(workdir):
     assert (workdir / "report.html").stat().st_size > 10000
 
 
+@pytest.mark.workflow(seconds=34)
 def test_unavailable_dataset_is_reported_not_fatal(workdir):
     registry = yaml.safe_load((workdir / "config" / "datasets.yaml").read_text())
     registry["ghost"] = {
@@ -286,6 +288,7 @@ TASKS = {
 }
 
 
+@pytest.mark.workflow(seconds=37)
 def test_regression_and_novelty_experiments_end_to_end(workdir):
     """task: regression on diabetes (from the installed scikit-learn: shuffled
     splits, RMSE tables, an R^2 figure) and task: novelty on GMKL's toy data
@@ -315,6 +318,7 @@ def test_regression_and_novelty_experiments_end_to_end(workdir):
         assert (workdir / "results" / "figures" / name / "results.png").stat().st_size > 1000
 
 
+@pytest.mark.workflow(seconds=5)
 def test_lint_is_clean():
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--lint"],
@@ -357,6 +361,7 @@ TINY_SIMILARITY = {
 
 
 @needs_mirror()
+@pytest.mark.workflow(seconds=60)
 def test_similarity_experiment_end_to_end(workdir):
     from mkl.banks.kernel_bank import KernelBank
 
@@ -416,6 +421,7 @@ def _tables(root):
     return (tables / "results.md").read_text(), per_split
 
 
+@pytest.mark.workflow(seconds=80)
 def test_grid_chunks_fan_out_without_changing_the_tables(batched_run, small_run):
     """The CV of every grid in 1 job (the shared small run) or in k = 4 jobs
     (the batched run, whose fit jobs join their splits' chunks): for each split
@@ -472,6 +478,7 @@ def batched_small_run(root):
     (root.parent / "rerun.log").write_text(again.stdout + again.stderr)
 
 
+@pytest.mark.workflow(seconds=1)
 def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, small_run):
     """3 splits, two per job (batches 0-1 and 2-2, with the grids also cut into
     CV chunks, so a batch joins its splits' chunks): splits 0 and 1 have the
@@ -494,6 +501,7 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, sm
     assert "Nothing to be done" in again, f"a rerun of the batched run has jobs to do: {again}"
 
 
+@pytest.mark.workflow(seconds=1)
 def test_temporary_banks_are_removed_after_use(batched_run):
     """With ``temporary_banks``, the batched run (test above) finished its
     tables and left no kernel bank behind, and a rerun does not rebuild the
