@@ -67,16 +67,25 @@ def pytest_collection_modifyitems(items):
     Ranking every ``slow`` test first, as before, put the 489 scikit-learn
     checks (a second or less each) ahead of the end-to-end runs, which then
     queued up on one worker: it ran them one after the other for 11 of the
-    suite's 16.5 minutes, while the other two workers had finished."""
+    suite's 16.5 minutes, while the other two workers had finished.
+
+    Within each group of end-to-end tests, the longest first, by their
+    ``workflow(seconds=...)`` marks: about what each takes in the suite, a
+    shared run (tests/workflow/conftest.py) counted in the test that comes
+    first among those that read it, so that the shared runs are made early
+    and their readers, which come last, do not wait for them (in file order,
+    the readers of the batched run came last but its maker just before them:
+    one worker waited 25 s for it at the end of the suite)."""
 
     def rank(item):
         marked = {m for m in ("workflow", "slow", "slurm") if item.get_closest_marker(m)}
         if "workflow" in marked:
-            return 0 if "slow" in marked else 1 if "slurm" in marked else 2
-        return 3 if "slow" in marked else 4
+            group = 0 if "slow" in marked else 1 if "slurm" in marked else 2
+            return group, -item.get_closest_marker("workflow").kwargs.get("seconds", 0)
+        return (3 if "slow" in marked else 4), 0
 
     items.sort(key=rank)
-    long = [item for item in items if rank(item) <= 2]
+    long = [item for item in items if rank(item)[0] <= 2]
     rest = items[len(long) :]
     n = min(len(long), len(rest))
     interleaved = [item for pair in zip(long[:n], rest[:n], strict=True) for item in pair]

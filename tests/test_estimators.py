@@ -45,6 +45,25 @@ def test_contract(problem, name):
     )
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_registry_description_is_the_class(name):
+    """What the workflow checks experiment files against without importing a
+    family (mkl.algorithms.registry.algorithm_info) is what the class says."""
+    from mkl.algorithms.registry import algorithm_info
+
+    info, cls = algorithm_info(name), mkl.ALGORITHMS[name]
+    where = f"registry entry {name!r} (mkl/algorithms/registry.py)"
+    assert cls.__module__ == f"mkl.algorithms.{info.module}", f"{where}: module"
+    assert cls.__name__ == info.cls, f"{where}: class"
+    params = set(cls().get_params())
+    assert params == info.params, (
+        f"{where}: parameters; missing {sorted(params - info.params)}, "
+        f"not the class's {sorted(info.params - params)}"
+    )
+    assert tuple(cls.tasks) == info.tasks, f"{where}: tasks, the class's are {cls.tasks}"
+    assert cls.accepts_factors == info.accepts_factors, f"{where}: accepts_factors"
+
+
 @pytest.mark.parametrize("C", [0.5, 5.0])
 def test_uniform_objective_is_the_svm_dual_of_the_average_kernel(problem, C):
     _, y, K = problem

@@ -5,40 +5,107 @@ A family's module is imported when one of its names is first looked up, not
 when the registry is: ``make_estimator("uniform")`` loads neither the
 indefinite-similarity family nor the numba solvers, and the workflow's fit
 hash of one family (:func:`mkl.workflow.hashing.fit_hash`) covers that
-family's module, not every family's.
+family's module, not every family's. What the workflow checks experiment
+files against (the names, each method's parameters, tasks and whether it takes
+a factor bank) is described here, beside the names (:func:`algorithm_info`),
+so that planning a run imports no family at all.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 from ..exceptions import InputError
 
-# registry name -> (module of mkl.algorithms, class)
-_LOCATIONS = {
-    "uniform": ("baselines", "UniformMKL"),
-    "single_best": ("baselines", "SingleBestKernel"),
-    "linear": ("baselines", "SingleKernelSVM"),
-    "simplemkl": ("l1", "SimpleMKL"),
-    "silp": ("l1", "SILP"),
-    "level": ("l1", "LevelMKL"),
-    "lp_newton": ("lp", "LpNewton"),
-    "lp_cutting_plane": ("lp", "LpCuttingPlane"),
-    "lp_analytic": ("lp", "LpAnalytic"),
-    "gmkl": ("gmkl", "GMKL"),
-    "smkl": ("smkl", "SMKL"),
-    "easymkl": ("margin", "EasyMKL"),
-    "memo": ("margin", "MEMO"),
-    "denoise": ("indefinite", "Denoise"),
-    "flip": ("indefinite", "Flip"),
-    "shift": ("indefinite", "Shift"),
-    "similarity_features": ("indefinite", "SimilarityFeaturesSVM"),
-    "indsvm": ("indefinite", "IndSVM"),
-    "eskl": ("indefinite", "ESKL"),
-    "emkl": ("indefinite", "EMKL"),
-    "rekl": ("indefinite", "REKL"),
+
+class AlgorithmInfo(NamedTuple):
+    """What the workflow checks an experiment file against, without importing
+    the family (scikit-learn, SciPy's optimisers: seconds of imports at every
+    start of Snakemake): the class's module and name, its ``get_params()``
+    names, its ``tasks`` and ``accepts_factors``. ``tests/test_estimators.py``
+    keeps each entry equal to the class it describes."""
+
+    module: str  # of mkl.algorithms
+    cls: str
+    params: frozenset[str]
+    tasks: tuple[str, ...]
+    accepts_factors: bool
+
+
+_EVERY_TASK = ("classification", "regression", "novelty")
+_CLASSIFICATION = ("classification",)
+_WRAPPER = "C max_iter svm_tol task tol verbose"  # the alternating methods' shared parameters
+
+
+def _info(module, cls, params, tasks=_EVERY_TASK, accepts_factors=True) -> AlgorithmInfo:
+    return AlgorithmInfo(module, cls, frozenset(params.split()), tasks, accepts_factors)
+
+
+# registry name -> its description (each family imported on first lookup of the class)
+_ALGORITHMS = {
+    "uniform": _info("baselines", "UniformMKL", "C task tol"),
+    "single_best": _info(
+        "baselines", "SingleBestKernel", "C cv random_state task tol", _EVERY_TASK[:2]
+    ),
+    "linear": _info("baselines", "SingleKernelSVM", "C kernel_index task tol"),
+    "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol"),
+    "silp": _info("l1", "SILP", _WRAPPER),
+    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau"),
+    "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p"),
+    "lp_cutting_plane": _info("lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps"),
+    "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p"),
+    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau v"),
+    "smkl": _info(
+        "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION
+    ),
+    "easymkl": _info("margin", "EasyMKL", "C lam svm_tol tol", _CLASSIFICATION),
+    "memo": _info(
+        "margin", "MEMO", "C margin_tol max_iter svm_tol theta tol verbose", _CLASSIFICATION, False
+    ),
+    "denoise": _info("indefinite", "Denoise", "C tol", _CLASSIFICATION, False),
+    "flip": _info("indefinite", "Flip", "C tol", _CLASSIFICATION, False),
+    "shift": _info("indefinite", "Shift", "C tol", _CLASSIFICATION, False),
+    "similarity_features": _info(
+        "indefinite", "SimilarityFeaturesSVM", "C tol", _CLASSIFICATION, False
+    ),
+    "indsvm": _info(
+        "indefinite", "IndSVM", "C max_iter rho svm_tol tol verbose", _CLASSIFICATION, False
+    ),
+    "eskl": _info(
+        "indefinite",
+        "ESKL",
+        "C loss max_iter rho svm_tol tau tol verbose",
+        _CLASSIFICATION,
+        False,
+    ),
+    "emkl": _info(
+        "indefinite",
+        "EMKL",
+        "C loss max_iter mkl_tol rho svm_tol tau tol verbose",
+        _CLASSIFICATION,
+        False,
+    ),
+    "rekl": _info(
+        "indefinite",
+        "REKL",
+        "C max_iter mkl_tol rho svm_tol tau tol verbose",
+        _CLASSIFICATION,
+        False,
+    ),
 }
+
+
+def algorithm_info(name: str) -> AlgorithmInfo:
+    """The description of a registry name, no module imported; an unknown name
+    is an InputError listing the known ones."""
+    try:
+        return _ALGORITHMS[name]
+    except (KeyError, TypeError):  # TypeError: an unhashable name, e.g. a list
+        raise InputError(
+            f"unknown algorithm {name!r}; known: {', '.join(sorted(_ALGORITHMS))}"
+        ) from None
 
 
 class Registry(Mapping):
@@ -46,19 +113,25 @@ class Registry(Mapping):
 
     def __getitem__(self, name):
         try:
-            module, cls = _LOCATIONS[name]
+            info = _ALGORITHMS[name]
         except (KeyError, TypeError):  # TypeError: an unhashable name, e.g. a list
             raise KeyError(name) from None
-        return getattr(importlib.import_module(f"{__package__}.{module}"), cls)
+        return getattr(importlib.import_module(f"{__package__}.{info.module}"), info.cls)
+
+    def __contains__(self, name) -> bool:  # without importing the family
+        try:
+            return name in _ALGORITHMS
+        except TypeError:
+            return False
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_LOCATIONS)
+        return iter(_ALGORITHMS)
 
     def __len__(self) -> int:
-        return len(_LOCATIONS)
+        return len(_ALGORITHMS)
 
     def __repr__(self) -> str:
-        return f"Registry({', '.join(_LOCATIONS)})"
+        return f"Registry({', '.join(_ALGORITHMS)})"
 
 
 ALGORITHMS = Registry()
@@ -91,4 +164,4 @@ def new_algorithm(name: str, **params):
 def algorithms_for_task(task: str) -> list[str]:
     """The registry names whose method solves ``task`` ("classification",
     "regression", "novelty")."""
-    return sorted(name for name, cls in ALGORITHMS.items() if task in cls.tasks)
+    return sorted(name for name, info in _ALGORITHMS.items() if task in info.tasks)

@@ -278,11 +278,11 @@ def check(exp: Mapping) -> None:
 
 def _check_task(name: str, alg: str, entry: Mapping, task_name: str) -> None:
     """The entry's method does the experiment's task (EasyMKL has no regression)."""
-    from ..algorithms.registry import ALGORITHMS
+    from ..algorithms.registry import algorithm_info, algorithms_for_task
 
     registry_name = entry.get("estimator", alg)
-    if task_name != "classification" and task_name not in ALGORITHMS[registry_name].tasks:
-        able = sorted(n for n, cls in ALGORITHMS.items() if task_name in cls.tasks)
+    if task_name != "classification" and task_name not in algorithm_info(registry_name).tasks:
+        able = algorithms_for_task(task_name)
         raise ValueError(
             f"experiment {name!r}: algorithm {alg!r} ({registry_name}) does not do "
             f"{task_name}; those that do: {', '.join(able)}"
@@ -304,10 +304,10 @@ def _check_parameters(
     """The entry's params, grid keys (and a figure's extra params) are
     parameters of its estimator: a typo fails when the file is loaded, not
     as failed fits after an hour of kernels."""
-    from ..algorithms.registry import ALGORITHMS
+    from ..algorithms.registry import algorithm_info
 
     registry_name, params = estimator(entry, alg, extra)
-    known = set(ALGORITHMS[registry_name]().get_params()) | TASK_PARAMETERS[task]
+    known = set(algorithm_info(registry_name).params) | TASK_PARAMETERS[task]
     if task == "novelty":
         known.discard("C")  # the one-class SVM has nu in its place
     unknown = sorted((set(params) | set(entry.get("grid", {}))) - known)
@@ -323,7 +323,7 @@ def _check_timing_points(
 ) -> None:
     """Every point of a timing figure is well formed, and a factor bank's series
     are estimators that take one."""
-    from ..algorithms.registry import ALGORITHMS
+    from ..algorithms.registry import algorithm_info
     from .representation import timing_point_settings
 
     for label, series in spec.get("series", {}).items():
@@ -351,7 +351,7 @@ def _check_timing_points(
             continue
         for label, series in spec["series"].items():
             registry_name, _ = estimator(algorithms[series["algorithm"]], series["algorithm"])
-            if not ALGORITHMS[registry_name].accepts_factors:
+            if not algorithm_info(registry_name).accepts_factors:
                 raise ValueError(
                     f"experiment {name!r}: figure {fig!r}, series {label!r} ({registry_name}) "
                     f"cannot use a {rep['kind']} factor bank: it needs dense kernel matrices"
@@ -361,7 +361,7 @@ def _check_timing_points(
 def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, dataset: str) -> None:
     """A bank of factors goes only to estimators that take a FactorBank, and its
     representation is well formed: both found when the file is loaded."""
-    from ..algorithms.registry import ALGORITHMS
+    from ..algorithms.registry import algorithm_info
     from ..kernels.representation import bank_representation
 
     try:
@@ -369,7 +369,7 @@ def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, da
     except ValueError as exc:
         raise ValueError(f"experiment {name!r}, kernels of {dataset!r}: {exc}") from None
     registry_name, _ = estimator(entry, alg)
-    if kind != "dense" and not ALGORITHMS[registry_name].accepts_factors:
+    if kind != "dense" and not algorithm_info(registry_name).accepts_factors:
         raise ValueError(
             f"experiment {name!r}: algorithm {alg!r} ({registry_name}) cannot use the "
             f"{kind} factor bank of {dataset!r}: it needs dense kernel matrices"

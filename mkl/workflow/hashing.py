@@ -58,19 +58,15 @@ def _exists(name: str, root: Path) -> bool:
 def _import_nodes(tree: ast.AST):
     """The import statements of a module, anywhere but under ``if TYPE_CHECKING:``
     (imports for type annotations only, never run)."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.orelse:
-                yield from _import_nodes_of(child)
-            continue
-        yield from _import_nodes_of(node)
-
-
-def _import_nodes_of(node: ast.AST):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node
-    else:
-        yield from _import_nodes(node)
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:  # a stack, not recursion: planning a run hashes every stage's modules
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
 
 
 @functools.cache
@@ -138,11 +134,12 @@ def source_hash(entries: Iterable[str], root: Path = ROOT) -> str:
 
 def estimator_module(registry_name: str) -> str:
     """The module that defines the estimator of a registry name."""
-    from mkl.algorithms.registry import ALGORITHMS
+    from mkl.algorithms.registry import algorithm_info
+    from mkl.exceptions import InputError
 
     try:
-        return ALGORITHMS[registry_name].__module__
-    except KeyError:
+        return f"mkl.algorithms.{algorithm_info(registry_name).module}"
+    except InputError:
         raise ValueError(f"unknown algorithm {registry_name!r}") from None
 
 

@@ -46,6 +46,7 @@ def scheduled(run) -> dict[str, int]:
     return {rule: int(n) for rule, n in rows if rule != "total"}
 
 
+@pytest.mark.workflow(seconds=32)
 def test_dry_runs_lint_and_report_leave_results_alone(tmp_path, small_run):
     root = _small_workdir(tmp_path / "run", ONE_FIT)
     # downloads done, nothing else (an interrupted first run, or --until download):
@@ -104,6 +105,7 @@ def _dry_run(copy, root):
     )
 
 
+@pytest.mark.workflow(seconds=36)
 def test_editing_code_reruns_exactly_the_stages_that_run_it(tmp_path, repo_copy, small_run):
     # the shared run, made with the checkout's code: the copy's code is the same
     root = copy_run(small_run, tmp_path / "run")

@@ -35,6 +35,7 @@ def _assert_same_tables(root, reference):
     pd.testing.assert_frame_equal(per_split, reference[1])
 
 
+@pytest.mark.workflow(seconds=10)
 def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, small_run, reference):
     root = copy_run(small_run, tmp_path / "run")
     bank = root / "results/kernels/small/gmkl_toy1/0.h5"
@@ -52,6 +53,7 @@ def test_truncated_bank_and_garbled_fit_are_recomputed(tmp_path, small_run, refe
     assert "Nothing to be done" in "".join((lambda r: r.stdout + r.stderr)(snakemake(root, "-n")))
 
 
+@pytest.mark.workflow(seconds=19)
 def test_bank_damaged_inside_is_caught_by_its_checksum(tmp_path, small_run, reference):
     root = copy_run(small_run, tmp_path / "run")
     bank = root / "results/kernels/small/gmkl_toy1/1.h5"
@@ -71,6 +73,7 @@ def test_bank_damaged_inside_is_caught_by_its_checksum(tmp_path, small_run, refe
     _assert_same_tables(root, reference)
 
 
+@pytest.mark.workflow(seconds=37)
 def test_sigkill_mid_run_resumes_without_recomputing_finished_jobs(tmp_path, reference):
     """A run on 1 core killed (with its job) once the first fit file is written:
     after --unlock, a dry run plans the other fit jobs and changes nothing, and
@@ -109,6 +112,7 @@ def test_sigkill_mid_run_resumes_without_recomputing_finished_jobs(tmp_path, ref
     _assert_same_tables(root, reference)
 
 
+@pytest.mark.workflow(seconds=33)
 def test_a_failing_fit_is_marked_and_the_others_finish(tmp_path):
     """An algorithm whose every fit fails (lam = 2 is refused): the run goes on
     and succeeds, the error is printed, each failed split is a record with

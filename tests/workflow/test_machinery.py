@@ -86,6 +86,40 @@ def test_shipped_config_registry_and_experiments_load(registry):
     check_targets(config, experiments, directory)
 
 
+def test_planning_a_run_imports_no_estimator():
+    """What every start of Snakemake does before it schedules a job (the
+    config, registry and experiment files loaded and cross-checked against the
+    algorithms' parameters, every experiment's fit jobs and grids listed, the
+    stages' source hashes) imports neither scikit-learn nor SciPy: they took
+    half of each dry run's 6 CPU-s (mkl.algorithms.registry.algorithm_info)."""
+    probe = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        import yaml
+        from mkl.workflow import hashing, targets
+        from mkl.workflow.config import load_config, load_experiments, load_registry
+        repo, schemas = Path({str(REPO)!r}), Path({str(SCHEMAS)!r})
+        load_config(yaml.safe_load((repo / "config/config.yaml").read_text()), schemas)
+        registry = load_registry(repo / "config/datasets.yaml", schemas)
+        experiments = load_experiments(repo / "config/experiments", registry, schemas)
+        for exp in experiments.values():
+            targets.fit_files(exp, exp["datasets"], 2)
+            for job in targets.fit_jobs(exp, exp["datasets"]):
+                targets.grid_chunks(exp, {{"grid_chunks": 2}}, job[1], job[0])
+        for name in ("uniform", "level", "easymkl", "emkl", "smkl"):
+            hashing.fit_hash(name)
+        hashing.source_hash(hashing.TABLES)
+        print(sorted({{m.split(".")[0] for m in sys.modules}} & {{"sklearn", "scipy"}}))
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "[]", f"planning imported {run.stdout.strip()}"
+
+
 @pytest.mark.parametrize(
     "value, expected",
     [(True, True), ("true", True), ("True", True), (False, False), ("false", False), (None, False)],

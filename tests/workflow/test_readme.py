@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -181,7 +182,7 @@ class Env:
     def run(self, cmd: str, cwd: Path | None = None, timeout: float = 600) -> Step:
         """``cmd`` as a user types it in the activated environment (its own
         ``pip``, ``snakemake`` and ``python`` come first on PATH)."""
-        start = time.monotonic()
+        start, cpu = time.monotonic(), _children_cpu()
         try:
             proc = subprocess.run(
                 shlex.split(cmd),
@@ -200,7 +201,8 @@ class Env:
             )
         except OSError as exc:  # the command is not installed
             step = Step(cmd, time.monotonic() - start, -1, f"OSError: {exc}")
-        print(f"[{step.seconds:7.1f} s] rc={step.returncode} {cmd}", flush=True)
+        cpu = _children_cpu() - cpu
+        print(f"[{step.seconds:7.1f} s, {cpu:7.1f} CPU-s] rc={step.returncode} {cmd}", flush=True)
         return step
 
     def must(self, cmd: str, cwd: Path | None = None, timeout: float = 600) -> Step:
@@ -208,6 +210,12 @@ class Env:
         if step.returncode != 0:
             pytest.fail(step.message, pytrace=False)
         return step
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of the finished child processes, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _copy_repository(dest: Path) -> Path:
@@ -365,7 +373,7 @@ def _check_library_example_output(stdout: str):
 # shared by several tests would be built again on every worker.
 
 
-@pytest.mark.workflow
+@pytest.mark.workflow(seconds=360)
 @pytest.mark.slow
 def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
     root, repo = sandbox
@@ -383,7 +391,7 @@ def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
     shutil.rmtree(env.venv, ignore_errors=True)  # 0.6 GB; kept when the test fails
 
 
-@pytest.mark.workflow
+@pytest.mark.workflow(seconds=100)
 @pytest.mark.slow
 def test_library_example_in_an_environment_with_the_library_alone(sandbox, tmp_path):
     root, repo = sandbox

@@ -50,6 +50,7 @@ ON_SLURM = dict(
 )
 
 
+@pytest.mark.workflow(seconds=85)
 def test_small_experiment_through_the_slurm_profile(tmp_path, slurm):
     """The experiment through profiles/slurm (grids in CV chunks), every job
     known to SLURM as completed, and the same tables as a local run of the
@@ -93,6 +94,7 @@ def test_small_experiment_through_the_slurm_profile(tmp_path, slurm):
     pd.testing.assert_frame_equal(per_split, per_split_local)
 
 
+@pytest.mark.workflow(seconds=4)
 @pytest.mark.parametrize("profile", ["slurm", "generic"])
 def test_cluster_profiles_plan_the_paper_runs(tmp_path, profile):
     """Each profile is valid for its executor and groups the fits into batches

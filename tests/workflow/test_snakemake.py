@@ -143,6 +143,7 @@ def workdir(tmp_path):
     return tmp_path
 
 
+@pytest.mark.workflow(seconds=105)
 def test_tiny_experiment_end_to_end(workdir):
     run = snakemake(workdir)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -216,6 +217,7 @@ def test_tiny_experiment_end_to_end(workdir):
     assert (workdir / "report.html").stat().st_size > 10000
 
 
+@pytest.mark.workflow(seconds=34)
 def test_unavailable_dataset_is_reported_not_fatal(workdir):
     registry = yaml.safe_load((workdir / "config" / "datasets.yaml").read_text())
     registry["ghost"] = {
@@ -286,6 +288,7 @@ TASKS = {
 }
 
 
+@pytest.mark.workflow(seconds=37)
 def test_regression_and_novelty_experiments_end_to_end(workdir):
     """task: regression on diabetes (from the installed scikit-learn: shuffled
     splits, RMSE tables, an R^2 figure) and task: novelty on GMKL's toy data
@@ -315,6 +318,7 @@ def test_regression_and_novelty_experiments_end_to_end(workdir):
         assert (workdir / "results" / "figures" / name / "results.png").stat().st_size > 1000
 
 
+@pytest.mark.workflow(seconds=5)
 def test_lint_is_clean():
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--lint"],
@@ -357,6 +361,7 @@ TINY_SIMILARITY = {
 
 
 @needs_mirror()
+@pytest.mark.workflow(seconds=60)
 def test_similarity_experiment_end_to_end(workdir):
     from mkl.banks.kernel_bank import KernelBank
 
@@ -416,22 +421,37 @@ def _tables(root):
     return (tables / "results.md").read_text(), per_split
 
 
-def test_grid_chunks_fan_out_without_changing_the_tables(tmp_path, small_run):
-    """The CV of every grid in 1 job (the shared run) or in k = 4 jobs (joined by
-    the fit job): the same selections, test metrics and tables; k larger than
-    the grid is capped (easymkl's 3 points). k = 2, with splits batched, is
-    test_splits_per_job_batches_fits_without_changing_the_tables."""
+@pytest.mark.workflow(seconds=80)
+def test_grid_chunks_fan_out_without_changing_the_tables(batched_run, small_run):
+    """The CV of every grid in 1 job (the shared small run) or in k = 4 jobs
+    (the batched run, whose fit jobs join their splits' chunks): for each split
+    of both, the same CV scores at every grid point, the same selections, test
+    metrics and per-split table; k larger than the grid is capped (easymkl's 3
+    points). The batched run draws a third split, so its summary table is not
+    the small run's: test_splits_per_job_batches_fits_without_changing_the_tables
+    checks it split by split too."""
     assert not (small_run / "results" / "cv").exists()
-    root = _small_workdir(tmp_path / "k4", grid_chunks=4)
-    run = snakemake(root)
-    assert run.returncode == 0, run.stderr[-3000:]
-    chunks = sorted((root / "results" / "cv").rglob("*.json"))
-    # uniform: 4 chunks, easymkl: min(4, 3), level (no grid): none; x 2 splits
-    assert len(chunks) == 2 * (4 + 3)
-    md, per_split = _tables(root)
-    md_one, per_split_one = _tables(small_run)
-    assert md == md_one
-    pd.testing.assert_frame_equal(per_split, per_split_one)
+    cv = batched_run / "results" / "cv" / "small" / "gmkl_toy1"
+    # uniform: 4 chunks, easymkl: min(4, 3), level (no grid): none; for each of 3 splits
+    chunks = {
+        alg: sorted(len(list((cv / alg / str(s)).glob("*.json"))) for s in range(3))
+        for alg in SMALL["algorithms"]
+    }
+    assert chunks == {"uniform": [4, 4, 4], "easymkl": [3, 3, 3], "level": [0, 0, 0]}
+    fits = "results/fits/small/gmkl_toy1"
+    for alg in ("uniform", "easymkl"):
+        for split in (0, 1):
+            chunked = batch_record(batched_run / fits / alg / "splits_0-1.json", split)
+            one_job = json.loads((small_run / fits / alg / f"{split}.json").read_text())
+            assert [(g["params"], g["fold_scores"]) for g in chunked["grid"]] == [
+                (g["params"], g["fold_scores"]) for g in one_job["grid"]
+            ], f"{alg}, split {split}: the CV of the grid in chunks differs from one job's"
+            assert chunked["selected_params"] == one_job["selected_params"]
+            assert chunked["test"] == one_job["test"]
+    _, per_split = _tables(batched_run)
+    _, per_split_one = _tables(small_run)
+    first_two = per_split[per_split["split"] < 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first_two, per_split_one)
 
 
 def small_reference_run(root):
@@ -443,13 +463,14 @@ def small_reference_run(root):
 
 def batched_small_run(root):
     """``SMALL`` on 3 splits, two per fit job (batches 0-1 and 2-2), with the
-    grids also cut into 2 CV chunks (so a batch joins its splits' chunks) and
-    temporary banks, in ``root``; then a dry run, its output in
-    ``root.parent / "rerun.log"`` (the shared ``batched_run``). One run shows
-    both what batching and what temporary banks must leave unchanged."""
+    grids also cut into 4 CV chunks (3 for easymkl's 3 points; a batch joins
+    its splits' chunks) and temporary banks, in ``root``; then a dry run, its
+    output in ``root.parent / "rerun.log"`` (the shared ``batched_run``). One
+    run shows what batching, CV chunks and temporary banks must leave
+    unchanged (about 45 CPU-s less than a separate run for the chunks)."""
     three_splits = {**SMALL, "protocol": {**SMALL["protocol"], "repetitions": 3}}
     _small_workdir(
-        root, experiment=three_splits, splits_per_job=2, grid_chunks=2, temporary_banks=True
+        root, experiment=three_splits, splits_per_job=2, grid_chunks=4, temporary_banks=True
     )
     run = snakemake(root)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -457,6 +478,7 @@ def batched_small_run(root):
     (root.parent / "rerun.log").write_text(again.stdout + again.stderr)
 
 
+@pytest.mark.workflow(seconds=1)
 def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, small_run):
     """3 splits, two per job (batches 0-1 and 2-2, with the grids also cut into
     CV chunks, so a batch joins its splits' chunks): splits 0 and 1 have the
@@ -465,8 +487,8 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, sm
     root = batched_run
     fits = sorted(p.name for p in (root / "results" / "fits" / "small").rglob("*.json"))
     assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 3)  # uniform, easymkl, level
-    # the grids in 2 CV chunks (uniform and easymkl; level has none), x 3 splits
-    assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (2 + 2)
+    # the grids in CV chunks (uniform 4, easymkl 3; level has none), x 3 splits
+    assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (4 + 3)
     level = root / "results" / "fits" / "small" / "gmkl_toy1" / "level"
     batch = json.loads((level / "splits_0-1.json").read_text())
     assert [r["split"] for r in batch["records"]] == [0, 1]
@@ -479,6 +501,7 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, sm
     assert "Nothing to be done" in again, f"a rerun of the batched run has jobs to do: {again}"
 
 
+@pytest.mark.workflow(seconds=1)
 def test_temporary_banks_are_removed_after_use(batched_run):
     """With ``temporary_banks``, the batched run (test above) finished its
     tables and left no kernel bank behind, and a rerun does not rebuild the
