@@ -51,8 +51,11 @@ class WeightDomain:
         raise NotImplementedError
 
     def _blocks(self, M: int, n_vars: int) -> list[tuple[sp.spmatrix, np.ndarray, object]]:
-        """Constraint blocks (A rows, b, cone) on theta = x[:M]; theta >= 0 included."""
-        A = sp.hstack([-sp.identity(M), sp.csc_matrix((M, n_vars - M))])
+        """Constraint blocks (A rows, b, cone) on theta = x[:M]; theta >= 0 included.
+        Blocks are built from their nonzeros in one step each (:func:`_sparse`):
+        composed of scipy's hstack/vstack they cost 3 ms a subproblem, three
+        times Clarabel's solve at M = 50."""
+        A = _sparse(np.arange(M), np.arange(M), np.full(M, -1.0), (M, n_vars))
         return [(A, np.zeros(M), clarabel.NonnegativeConeT(M))]
 
     # ------------------------------------------------------------ subproblems
@@ -67,7 +70,7 @@ class WeightDomain:
         scale = cut_scale(S, Q)
         c = np.zeros(M + 1)
         c[M] = 1.0
-        cuts = sp.csc_matrix(np.hstack([-0.5 * Q / scale, -np.ones((K, 1))]))
+        cuts = np.hstack([-0.5 * Q / scale, -np.ones((K, 1))])
         blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M + 1)]
         x, z = solve_conic(sp.csc_matrix((M + 1, M + 1)), c, blocks)
         lam = np.maximum(z[:K], 0.0)
@@ -84,7 +87,7 @@ class WeightDomain:
         """Projection of theta0 onto {theta in Theta : S_k - 1/2 Q_k theta <= level for all k}."""
         K, M = Q.shape
         scale = cut_scale(S, Q)
-        cuts = sp.csc_matrix(-0.5 * Q / scale)
+        cuts = -0.5 * Q / scale
         blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
         x, _ = solve_conic(sp.identity(M, format="csc"), -theta0, blocks)
         return self._clean(x)
@@ -112,7 +115,7 @@ class Simplex(WeightDomain):
         return float(np.max(q))
 
     def _blocks(self, M, n_vars):
-        A = sp.hstack([sp.csc_matrix(np.ones((1, M))), sp.csc_matrix((1, n_vars - M))])
+        A = _sparse(np.zeros(M, dtype=np.int64), np.arange(M), np.ones(M), (1, n_vars))
         return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.ZeroConeT(1))]
 
     def __init__(self):
@@ -373,7 +376,7 @@ class ElasticNetBall(WeightDomain):
     def _blocks(self, M, n_vars):
         v = self.v
         if v == 1.0:
-            A = sp.hstack([sp.csc_matrix(np.ones((1, M))), sp.csc_matrix((1, n_vars - M))])
+            A = _sparse(np.zeros(M, dtype=np.int64), np.arange(M), np.ones(M), (1, n_vars))
             return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.NonnegativeConeT(1))]
         # (1-v) ||theta||^2 + v 1'theta <= 1
         quad = _quadratic_constraint(np.full(M, np.sqrt(1.0 - v)), np.full(M, v), 1.0, n_vars)
@@ -401,17 +404,21 @@ def _quadratic_constraint(d: np.ndarray, c: np.ndarray, r: float, n_vars: int):
     """sum_m d_m^2 theta_m^2 + c'theta <= r as a second-order cone on x[:M]:
     with u = r - c'theta, ||(2 D theta, u - 1)|| <= u + 1."""
     M = len(d)
-    pad = sp.csc_matrix((1, n_vars - M))
-    row_c = sp.hstack([sp.csc_matrix(c[None, :]), pad])
-    A = sp.vstack(
-        [
-            row_c,  # s0 = (r + 1) - c'theta
-            sp.hstack([sp.diags(-2.0 * d), sp.csc_matrix((M, n_vars - M))]),  # s = 2 D theta
-            row_c,  # s_last = (r - 1) - c'theta
-        ]
+    cols = np.arange(M)
+    A = _sparse(
+        np.concatenate([np.zeros(M, dtype=np.int64), cols + 1, np.full(M, M + 1)]),
+        np.concatenate([cols, cols, cols]),
+        # s0 = (r + 1) - c'theta;  s = 2 D theta;  s_last = (r - 1) - c'theta
+        np.concatenate([c, -2.0 * d, c]),
+        (M + 2, n_vars),
     )
     b = np.concatenate([[r + 1.0], np.zeros(M), [r - 1.0]])
-    return A.tocsc(), b, clarabel.SecondOrderConeT(M + 2)
+    return A, b, clarabel.SecondOrderConeT(M + 2)
+
+
+def _sparse(rows, cols, values, shape) -> sp.csc_matrix:
+    """The CSC matrix with these nonzeros (one construction, no composition)."""
+    return sp.csc_matrix((values, (rows, cols)), shape=shape)
 
 
 def cut_scale(S: np.ndarray, Q: np.ndarray) -> float:
@@ -427,6 +434,29 @@ _INFEASIBLE = {
 }
 
 
+def _stack(blocks) -> sp.csc_matrix:
+    """The blocks (sparse, or dense like the cuts) one above the other, from
+    their nonzeros in one construction (scipy's vstack costs 1 ms here)."""
+    rows, cols, values, offset = [], [], [], 0
+    for A in blocks:
+        if sp.issparse(A):
+            A = A.tocoo()
+            r, c, v = A.row, A.col, A.data
+        else:
+            r, c = np.nonzero(A)
+            v = A[r, c]
+        rows.append(r + offset)
+        cols.append(c)
+        values.append(v)
+        offset += A.shape[0]
+    return _sparse(
+        np.concatenate(rows),
+        np.concatenate(cols),
+        np.concatenate(values),
+        (offset, blocks[0].shape[1]),
+    )
+
+
 def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     """Primal x and dual z of min 1/2 x'Px + c'x s.t. A x + s = b, s in K.
 
@@ -435,7 +465,7 @@ def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     tolerances (InsufficientProgress, NumericalError); its last iterate is
     still accurate to about 1e-10 here and is used: the methods clean it onto
     Theta, and lower bounds come from multipliers, valid whatever their accuracy."""
-    A = sp.vstack([blk[0] for blk in blocks]).tocsc()
+    A = _stack([blk[0] for blk in blocks])
     b = np.concatenate([blk[1] for blk in blocks])
     cones = [blk[2] for blk in blocks]
     settings = clarabel.DefaultSettings()
