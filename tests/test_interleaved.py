@@ -188,3 +188,34 @@ def test_the_fit_returns_an_exact_svm_even_when_stopped_short():
     assert est.objective_ == pytest.approx(ref.objective, rel=1e-3)
     last = est.history_[-1]
     assert last["objective"] == est.objective_ and last["svm_solves"] >= 2
+
+
+def test_chunks_hand_over_to_solved_svms_once_the_weights_are_within_tolerance(monkeypatch):
+    """The schedule interleaves while a weight step could still gain more than
+    WEIGHTS_SHARE * tol at the chunk's multipliers (wrapper.weights_gap, never
+    negative) and solves the SVM at the first chunk where it could not; the
+    fit then converges on solved SVMs with the gap within tol."""
+    from mkl.algorithms import wrapper
+
+    K, y = problem(9, n=300, M=8)
+    seen, handed_over = [], []
+    measure, confirm = wrapper.weights_gap, wrapper.Oracle.confirm
+
+    def spy_gap(pt, q, domain):
+        seen.append(measure(pt, q, domain))
+        return seen[-1]
+
+    def spy_confirm(self, pt, track=False):
+        handed_over.append((len(seen), track))
+        return confirm(self, pt, track)
+
+    monkeypatch.setattr(wrapper, "weights_gap", spy_gap)
+    monkeypatch.setattr(wrapper.Oracle, "confirm", spy_confirm)
+    tol = 1e-2
+    est = mkl.make_estimator("lp_newton", p=4 / 3, C=1.0, tol=tol).fit(K, y)
+    assert seen and min(seen) >= 0
+    assert handed_over[0] == (len(seen), True)  # right after the last chunk measured
+    assert seen[-1] <= wrapper.WEIGHTS_SHARE * tol < min(seen[:-1], default=np.inf)
+    assert est.converged_ and est.gap_ <= tol
+    chunks = [row["chunks"] for row in est.history_]
+    assert chunks[-1] == len(seen) and chunks[-2] == chunks[-1]  # no chunk after the switch
