@@ -150,17 +150,24 @@ PASS_CALLS = [
 
 @contextmanager
 def time_shares():
-    """Seconds spent in SVM solves and in bank passes while the block runs."""
+    """Seconds spent in SVM solves and in bank passes while the block runs; a
+    call inside another timed call (the engine's solve runs its advance) is
+    counted once, by the outermost."""
     spent = {"svm": 0.0, "passes": 0.0}
     saved = []
+    depth = [0]
 
     def timed(fn, key):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if depth[0]:
+                return fn(*args, **kwargs)
+            depth[0] += 1
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
+                depth[0] -= 1
                 spent[key] += time.perf_counter() - t0
 
         return wrapper

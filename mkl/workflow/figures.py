@@ -233,6 +233,21 @@ def dataset_curves(
     return curves(fits, points, metrics)
 
 
+# a line's label suffix -> how it is drawn beside the series it varies
+LINE_VARIANTS = {" (dense)": "--", ", wrapper": "-."}
+
+
+def _line_base(line) -> tuple[str, str]:
+    """(the series a line varies, its line style): "X (dense)" is X on the dense
+    bank, dashed; "X, wrapper" is X with the SVM solved before every weight
+    step, dash-dotted; any other line is its own series, solid."""
+    label = str(line)
+    for suffix, style in LINE_VARIANTS.items():
+        if label.endswith(suffix):
+            return label.removesuffix(suffix), style
+    return label, "-"
+
+
 def plot_curves(
     curves: pd.DataFrame,
     path_png,
@@ -256,10 +271,11 @@ def plot_curves(
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
         sub = curves[curves["metric"] == metric]
-        # a series and its dense reference share a colour (dashed or dotted)
-        bases = list(dict.fromkeys(str(v).removesuffix(" (dense)") for v in curves["line"]))
+        # a series, its dense reference and its wrapper variant share a colour
+        bases = list(dict.fromkeys(_line_base(v)[0] for v in curves["line"]))
         for line, pts in sub.groupby("line", sort=False):
-            color = f"C{bases.index(str(line).removesuffix(' (dense)')) % 10}"
+            base, linestyle = _line_base(line)
+            color = f"C{bases.index(base) % 10}"
             level = pts[pts["x"].isna()]  # a reference without an x (e.g. the dense bank)
             pts = pts[pts["x"].notna()].sort_values("x")
             if len(pts):
@@ -271,7 +287,7 @@ def plot_curves(
                     markersize=3,
                     capsize=2,
                     linewidth=1,
-                    linestyle="--" if str(line).endswith("(dense)") else "-",
+                    linestyle=linestyle,
                     color=color,
                     label=str(line),
                 )

@@ -65,6 +65,28 @@ def test_timing_point_records_every_series_and_repetition():
         timing_point(X, y, 60, 4, [0.5, 4.0], series, repetitions=0)
 
 
+def test_every_series_is_fitted_once_before_any_clock_runs(monkeypatch):
+    """The warm-up: a process's first fit loads numba's context and the compiled
+    solvers; each series fits once on a small bank before repetition 0 is timed."""
+    import mkl.workflow.timing as timing
+
+    X, y = gmkl_toy(1, n=120, seed=0)
+    y = (y > 0).astype(int)
+    calls = []
+    real = timing.time_fit
+
+    def spy(name, params, K, *args):
+        calls.append((name, np.shape(K)))
+        return real(name, params, K, *args)
+
+    monkeypatch.setattr(timing, "time_fit", spy)
+    series = {"sum": ("uniform", {"C": 1.0}), "l1": ("silp", {"C": 1.0, "tol": 1e-3})}
+    timing.timing_point(X, y, 60, 4, [0.5, 4.0], series, repetitions=2, seed=1)
+    warm = (2, timing.WARM_UP_POINTS, timing.WARM_UP_POINTS)
+    assert calls[:2] == [("uniform", warm), ("silp", warm)]
+    assert [c[1] for c in calls[2:]] == [(4, 60, 60)] * 4  # then the timed fits
+
+
 # --------------------------------------------------------------------------- #
 # Factor-bank points: test points, translated images, rank and dense reference
 
@@ -238,3 +260,18 @@ def test_timing_curves_table_and_figure_with_a_dense_reference(tmp_path):
     plain = [dict(r, rank=None, representation="dense", test_accuracy=None) for r in records[:2]]
     curves = figures.timing_curves(plain, "n")
     assert set(curves["line"]) == {"l1"} and set(curves["metric"]) == {"seconds", "in_F"}
+
+
+@pytest.mark.parametrize(
+    "line, base, style",
+    [
+        ("lp Newton (p = 4/3)", "lp Newton (p = 4/3)", "-"),
+        ("lp Newton (p = 4/3), wrapper", "lp Newton (p = 4/3)", "-."),
+        ("l1 SILP (dense)", "l1 SILP", "--"),
+        ("wrapper", "wrapper", "-"),
+    ],
+)
+def test_a_wrapper_or_dense_variant_is_drawn_beside_its_series(line, base, style):
+    from mkl.workflow.figures import _line_base
+
+    assert _line_base(line) == (base, style)

@@ -2,7 +2,8 @@
 rank, one line per series, error bars = standard error over repetitions (as
 Kloft et al. 2009, Fig. 1); a second panel gives the same times in units of the
 floor F, a third the test accuracy where the figure draws test points. The
-points of a ``compare_with`` figure (the dense bank) are drawn beside, dashed.
+points of a ``compare_with`` figure (the dense bank) are drawn beside, dashed,
+for the series this figure has; a wrapper variant ("X, wrapper") dash-dotted.
 The numbers behind the figure are also written as a Markdown table."""
 
 from mkl.workflow.jobs import run
@@ -20,6 +21,8 @@ def main(snakemake, log):
     for path in snakemake.input:
         with open(path) as fh:
             records.extend(json.load(fh)["records"])
+    # a compared figure's lines are drawn beside this figure's own series only
+    records = [r for r in records if r["series"] in spec["series"]]
     curves = figures.timing_curves(records, spec["vary"])
     default_label = {
         "n": "training examples n",
