@@ -44,7 +44,7 @@ def _mean_diagonal(K):
 
 # ------------------------------------------------------------ against CVXPY
 @pytest.mark.parametrize("name", LP_METHODS)
-@pytest.mark.parametrize("p", [32 / 31, 8 / 7, 4 / 3, 2.0])
+@pytest.mark.parametrize("p", [32 / 31, 16 / 15, 8 / 7, 4 / 3, 2.0, 4.0])
 def test_interleaved_lp_mkl_matches_cvxpy_at_the_papers_p(name, p):
     K, y = problem(1)
     value, weights = reference.lp_mkl(K, y, 1.0, p)
