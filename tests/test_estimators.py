@@ -89,8 +89,9 @@ def test_linear_uses_the_given_kernel(problem):
     _, y, K = problem
     est = mkl.make_estimator("linear", kernel_index=2).fit(K, y)
     assert est.weights_.tolist() == [0, 0, 1, 0]
-    with pytest.raises(ValueError, match="kernel_index must be an integer in"):
-        mkl.make_estimator("linear", kernel_index=7).fit(K, y)
+    for bad in (7, -1, 1.0):
+        with pytest.raises(ValueError, match="kernel_index must be an integer in"):
+            mkl.make_estimator("linear", kernel_index=bad).fit(K, y)
 
 
 def test_string_labels_and_one_vs_rest(rng):
@@ -169,6 +170,7 @@ def _bad_inputs(K, y):
         ("strings", K.astype(str), y, {}, "must be real-valued"),
         ("2-D labels", K, y[:, None], {}, "y must be 1-D"),
         ("nan labels", K, np.where(y > 0, np.nan, 0.0), {}, "y contains NaN"),
+        ("continuous labels", K, np.linspace(0, 1, len(y)), {}, "non-integer values .40 distinct"),
     ]
 
 

@@ -204,6 +204,10 @@ def test_single_feature_kernels_from_the_spec(data):
         ),
         ({"kernels": {**SMALL_BANK, "normalize": "none"}}, r"unknown key\(s\) \['normalize'\]"),
         ({"kernels": [1, 2]}, "bank specification"),
+        # an integer bank truncated a Gaussian kernel to {0, 1}; 'banana' was numpy's TypeError
+        ({"kernels": {**SMALL_BANK, "dtype": "int64"}}, "integer bank truncates"),
+        ({"kernels": {**SMALL_BANK, "dtype": "float16"}}, r"dtype must be one of .*'float16'"),
+        ({"kernels": {**SMALL_BANK, "dtype": "banana"}}, r"dtype must be one of .*'banana'"),
         ({"kernels": {"similarity": {"source": "dataset"}}}, "similarity bank"),
         ({"p": 2.0}, r"algorithm 'simplemkl' has no parameter\(s\) \['p'\]"),
         ({"algorithm_params": {"C": 3.0}}, "estimator's own parameters"),

@@ -76,6 +76,10 @@ def test_memo_bank_has_21_kernels():
         ({"families": [{"family": "linear"}], "normalise": "l2"}, "unknown normalisation"),
         ({"families": [{"family": "gaussian", "widths": [0.0]}]}, "positive"),
         ({"families": [{"family": "linear", "features": ["each"]}]}, "'all' or 'single'"),
+        # a string is not a list of widths: "12" once read as [1, 2]
+        ({"families": [{"family": "gaussian", "widths": "12"}]}, "bad widths '12'"),
+        ({"families": [{"family": "gaussian", "widths": ["1", 2]}]}, "bad widths"),
+        ({"families": [{"family": "polynomial", "degrees": [2.5]}]}, "integer >= 1, got 2.5"),
     ],
 )
 def test_bad_bank_specs_are_named(bad, message):
@@ -191,6 +195,39 @@ def test_bad_features_are_refused():
         compute_bank([KernelSpec("linear")], np.array([[1.0], [np.nan]]))
     with pytest.raises(ValueError, match="X_test has 2 features but X_train has 1"):
         compute_bank([KernelSpec("linear")], np.ones((3, 1)), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("gaussian", float("nan")), "width must be a number > 0, got nan"),
+        (("gaussian", 0.0), "width must be a number > 0"),
+        (("gaussian", None), "width must be a number > 0, got None"),
+        (("polynomial", 2.5), "degree must be an integer >= 1, got 2.5"),
+        (("polynomial", -1), "degree must be an integer >= 1, got -1"),
+        (("homogeneous_polynomial", 0), "degree must be an integer >= 1"),
+        (("sigmoid", 1.0), "unknown kernel family 'sigmoid'"),
+        (("linear", None, -2), "feature must be a column index >= 0"),
+        (("linear", None, 1.5), "feature must be a column index >= 0"),
+        (("linear", None, -1, "l2"), "unknown normalisation 'l2'"),
+        (("similarity", -1), "index must be >= 0"),
+    ],
+)
+def test_a_spec_whose_kernel_is_undefined_is_refused_when_made(args, message):
+    """Width NaN or degree 2.5 once surfaced as "K[0] contains NaN or inf", degree
+    -1 as "not PSD": the spec names its own problem."""
+    with pytest.raises(ValueError, match=message):
+        KernelSpec(*args)
+
+
+def test_a_single_feature_kernel_outside_the_data_is_named(rng):
+    X = rng.normal(size=(6, 3))
+    with pytest.raises(ValueError, match=r"feature 99, but X has 3 feature\(s\)"):
+        compute_bank([KernelSpec("gaussian", 1.0, feature=99)], X)
+    from mkl.banks.factor_builders import random_fourier_bank
+
+    with pytest.raises(ValueError, match="feature 3, but X has 3"):
+        random_fourier_bank([KernelSpec("gaussian", 1.0, feature=3)], X, n_components=4)
 
 
 def test_feature_limit_keeps_the_most_frequent_features():

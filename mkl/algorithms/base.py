@@ -121,6 +121,13 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         )
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             raise InputError("y contains NaN or inf")
+        if y.dtype.kind == "f" and not np.all(y == np.round(y)):
+            # real targets would silently become one class per distinct value
+            # (continuous y once fitted 80 one-vs-rest classifiers)
+            raise InputError(
+                f"y holds non-integer values ({np.unique(y).size} distinct): a classifier "
+                "needs class labels; for real targets use task='regression'"
+            )
         return y
 
     # ------------------------------------------------------------ fit

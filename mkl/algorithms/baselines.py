@@ -93,9 +93,11 @@ class SingleKernelSVM(BaseMKL):
         problem = inner_problem(K, K_mean, self._task)
         M = problem.n_kernels
         m = self.kernel_index
-        if not (isinstance(m, (int, np.integer)) and -M <= m < M):
+        # no negative indices: -1 would silently pick the last kernel of a bank
+        # whose order the caller may not know (the bank's names_ say which)
+        if not (isinstance(m, (int, np.integer)) and not isinstance(m, bool) and 0 <= m < M):
             raise InputError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
-        m = int(m) % M
+        m = int(m)
         theta = _one_hot(M, m)
         sol = problem.solve(problem.kernel(m), theta, y, self.C, self.tol)
         return _svm_fit(problem, theta, sol, problem.kernel(m), "SingleKernelSVM", passes=0)

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from ..exceptions import InputError
 from ..kernels.functions import check_features, check_same_features, kernel_function
-from ..kernels.specs import ALL_FEATURES, NORMALISATIONS, KernelSpec
+from ..kernels.specs import ALL_FEATURES, NORMALISATIONS, KernelSpec, check_feature
 from .factor_bank import FactorBank
 
 # Nystroem: eigenvalues of k(L, L) below this fraction of the largest are dropped
@@ -162,6 +162,7 @@ def random_fourier_bank(
             raise InputError(
                 f"random Fourier features approximate Gaussian kernels only, got {spec.label()}"
             )
+        check_feature(spec, X_train.shape[1])
         rows = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
         Wm = W[rows] / spec.param
 
@@ -247,6 +248,7 @@ def exact_factor_bank(
         )
     train, test = [], []
     for spec in specs:
+        check_feature(spec, Z.shape[1])
         cols = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
         Zm, Tm, _ = normalise_factors(Z[:, cols], None if T is None else T[:, cols], spec.normalise)
         train.append(Zm.astype(dtype, copy=False))

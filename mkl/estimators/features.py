@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..exceptions import InputError
 from ..kernels.dense import compute_bank, compute_test_block
 from ..kernels.representation import bank_representation
-from ..kernels.specs import expand_bank_spec, single_features
+from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
 
 # 10 Gaussian widths 2^-3 .. 2^6 (SimpleMKL's range, Rakotomamonjy et al. 2008,
 # for features scaled to unit variance) and polynomial degrees 1-3, on all
@@ -100,7 +100,7 @@ class _FeatureBankEstimator(BaseEstimator):
             if "representation" in spec:
                 rep = spec["representation"]
             else:
-                dtype = np.dtype(spec.get("dtype", "float64"))
+                dtype = bank_dtype(spec)
                 dense_bytes = n_kernels * n * n * dtype.itemsize
                 factors = dense_bytes > DENSE_BANK_LIMIT_BYTES and estimator.accepts_factors
                 rep = "nystroem" if factors else "dense"
@@ -138,7 +138,7 @@ class _FeatureBankEstimator(BaseEstimator):
         estimator = self._inner_estimator()
         specs = expand_bank_spec(spec, X.shape[1], single_features=single_features(spec, X))
         rep = self._resolve_representation(spec, len(specs), X.shape[0], estimator)
-        dtype = np.dtype(spec.get("dtype", "float64"))
+        dtype = bank_dtype(spec)
         if rep["kind"] == "dense":
             K, _, factors = compute_bank(specs, X, dtype=dtype)
             estimator.fit(K, y)

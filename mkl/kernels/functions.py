@@ -21,13 +21,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InputError
-from .specs import ALL_FEATURES, NORMALISATIONS, KernelSpec
+from .specs import ALL_FEATURES, NORMALISATIONS, KernelSpec, check_feature
 
 
 def _sq_dists(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     d = (X * X).sum(1)[:, None] + (Z * Z).sum(1)[None, :] - 2.0 * (X @ Z.T)
     np.maximum(d, 0.0, out=d)
     return d
+
+
+def _columns(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
+    """The features ``spec`` looks at: all of X, or its one column."""
+    if spec.feature == ALL_FEATURES:
+        return X
+    check_feature(spec, X.shape[1])
+    return X[:, [spec.feature]]
 
 
 def kernel_function(
@@ -37,11 +45,8 @@ def kernel_function(
 
     ``same`` tells the identity kernel that X and Z are the same points.
     """
-    X = np.asarray(X, dtype=np.float64)
-    Z = np.asarray(Z, dtype=np.float64)
-    if spec.feature != ALL_FEATURES:
-        X = X[:, [spec.feature]]
-        Z = Z[:, [spec.feature]]
+    X = _columns(spec, np.asarray(X, dtype=np.float64))
+    Z = _columns(spec, np.asarray(Z, dtype=np.float64))
     fam = spec.family
     if fam == "gaussian":
         return np.exp(-_sq_dists(X, Z) / (2.0 * spec.param**2))
@@ -60,9 +65,7 @@ def kernel_function(
 
 def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
     """Diagonal k(x_i, x_i), needed by the cosine normalisation of a test block."""
-    X = np.asarray(X, dtype=np.float64)
-    if spec.feature != ALL_FEATURES:
-        X = X[:, [spec.feature]]
+    X = _columns(spec, np.asarray(X, dtype=np.float64))
     fam = spec.family
     if fam in ("gaussian", "identity"):
         return np.ones(X.shape[0])

@@ -53,6 +53,34 @@ class KernelSpec:
     feature: int = ALL_FEATURES
     normalise: str = "none"
 
+    def __post_init__(self):
+        """Refuse a spec whose kernel would be undefined or not what it says:
+        each problem named here, not later as a NaN or indefinite matrix."""
+        if self.family not in FAMILIES and self.family != SIMILARITY:
+            raise InputError(
+                f"unknown kernel family {self.family!r}; known: {FAMILIES + (SIMILARITY,)}"
+            )
+        if self.normalise not in NORMALISATIONS:
+            raise InputError(f"unknown normalisation {self.normalise!r}; known: {NORMALISATIONS}")
+        if not _is_integer(self.feature) or self.feature < ALL_FEATURES:
+            raise InputError(
+                f"{self.family} kernel: feature must be a column index >= 0 "
+                f"(or {ALL_FEATURES} for all features), got {self.feature!r}"
+            )
+        param = self.param
+        if self.family == "gaussian":
+            if not _is_real(param) or not np.isfinite(param) or param <= 0:
+                raise InputError(f"Gaussian kernel: the width must be a number > 0, got {param!r}")
+        elif self.family in ("polynomial", "homogeneous_polynomial"):
+            # a fractional or negative power of x'z (+ 1) is not a kernel
+            if not _is_real(param) or not float(param).is_integer() or param < 1:
+                raise InputError(
+                    f"{self.family} kernel: the degree must be an integer >= 1, got {param!r}"
+                )
+        elif self.family == SIMILARITY:
+            if not _is_integer(param) or param < 0:
+                raise InputError(f"similarity kernel: the index must be >= 0, got {param!r}")
+
     def label(self) -> str:
         scope = "all" if self.feature == ALL_FEATURES else f"x{self.feature}"
         par = "" if self.param is None else f"({self.param:g})"
@@ -60,6 +88,49 @@ class KernelSpec:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+BANK_DTYPES = ("float32", "float64")
+
+
+def bank_dtype(spec: Mapping) -> np.dtype:
+    """The ``dtype`` of a bank specification (default float64): float32 or
+    float64 only. An integer bank would truncate a Gaussian kernel to {0, 1}
+    and float16 keeps three significant digits, so both are refused."""
+    value = spec.get("dtype", "float64")
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in BANK_DTYPES:
+        raise InputError(
+            f"a bank's dtype must be one of {BANK_DTYPES}, got {value!r}"
+            + (
+                " (an integer bank truncates the kernel values)"
+                if dtype is not None and dtype.kind in "iub"
+                else ""
+            )
+        )
+    return dtype
+
+
+def check_feature(spec: KernelSpec, n_features: int) -> None:
+    """A single-feature spec must name one of the data's ``n_features`` columns."""
+    if spec.feature != ALL_FEATURES and spec.feature >= n_features:
+        raise InputError(
+            f"kernel {spec.label()} looks at feature {spec.feature}, but X has "
+            f"{n_features} feature(s) (columns 0 to {n_features - 1})"
+        )
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _is_integer(value) -> bool:
+    return _is_real(value) and float(value).is_integer()
 
 
 def _expand_values(value) -> list[float | None]:
@@ -76,6 +147,14 @@ def _expand_values(value) -> list[float | None]:
         return [float(k) for k in range(lo, hi + 1)]
     if isinstance(value, (int, float)):
         return [float(value)]
+    # a string is a sequence of characters: "12" would read as [1, 2] (the
+    # caller names the key and family of a TypeError)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(value)
+    if not all(_is_real(v) for v in value):
+        raise TypeError(value)
     return [float(v) for v in value]
 
 

@@ -23,7 +23,7 @@ from ..banks.kernel_bank import KernelBank
 from ..kernels.dense import compute_bank, similarity_bank
 from ..kernels.representation import bank_representation
 from ..kernels.similarity import generate_similarity
-from ..kernels.specs import expand_bank_spec, single_features
+from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
 from .preprocessing import scale_features
 
 if TYPE_CHECKING:  # types only: the source hash of this stage leaves their modules out
@@ -38,7 +38,7 @@ def split_bank(
     ``scaling`` its protocol's ``feature_scaling``; ``attrs`` go to the file's
     provenance beside what this function records (scaling, spec, the data's
     checksum, the single features kept, the similarity matrices used)."""
-    dtype = np.dtype(spec.get("dtype", "float64"))
+    dtype = bank_dtype(spec)
     provenance = {}
     if "similarity" in spec:
         sim = dict(spec["similarity"])
