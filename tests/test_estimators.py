@@ -213,3 +213,27 @@ def test_import_name_is_this_package():
     # Intel's mkl-service installs a module `mkl` too: the workflow checks this flag
     assert mkl.IS_MKL_RESEARCH is True
     assert isinstance(mkl.__version__, str) and mkl.__version__
+
+
+def test_verbose_lines_print_once_before_and_after_the_application_configures_logging():
+    """verbose=1 prints progress with no logging configured; after
+    logging.basicConfig the lines reach the root handler only (once printed twice)."""
+    import subprocess
+    import sys
+
+    script = """
+import logging, numpy as np, mkl
+rng = np.random.default_rng(0)
+X = rng.normal(size=(30, 3)); y = (X[:, 0] > 0).astype(int)
+K = np.stack([np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)), X @ X.T])
+mkl.make_estimator("simplemkl", verbose=1, max_iter=2).fit(K, y)
+logging.basicConfig(level=logging.INFO, format="ROOT %(message)s")
+mkl.make_estimator("simplemkl", verbose=1, max_iter=2).fit(K, y)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stderr.splitlines()
+    lines = [line for line in out if "SimpleMKL iter" in line]
+    half = len(lines) // 2  # the same fit twice: its lines, then the same lines through root
+    assert half >= 1 and len(lines) == 2 * half, out
+    assert [line.startswith("ROOT ") for line in lines] == [False] * half + [True] * half

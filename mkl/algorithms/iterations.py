@@ -51,13 +51,23 @@ COLUMNS = (
 logger = logging.getLogger("mkl")
 
 
+class _FallbackHandler(logging.StreamHandler):
+    """Prints the ``mkl`` logger's lines while the root logger has no handler;
+    once the application configures logging (``logging.basicConfig`` after a
+    verbose fit), the lines reach it by propagation only, not twice."""
+
+    def emit(self, record):
+        if not logging.getLogger().handlers:
+            super().emit(record)
+
+
 def _verbose_logger() -> logging.Logger:
     """The ``mkl`` logger, made to show INFO lines when nothing else would:
     a user who asks for ``verbose=1`` sees progress without configuring logging."""
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)
-    if not logger.hasHandlers():
-        handler = logging.StreamHandler()
+    if not any(isinstance(h, _FallbackHandler) for h in logger.handlers):
+        handler = _FallbackHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
     return logger
