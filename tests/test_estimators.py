@@ -170,6 +170,7 @@ def _bad_inputs(K, y):
         ("strings", K.astype(str), y, {}, "must be real-valued"),
         ("2-D labels", K, y[:, None], {}, "y must be 1-D"),
         ("nan labels", K, np.where(y > 0, np.nan, 0.0), {}, "y contains NaN"),
+        ("zero bank", np.zeros_like(K), y, {}, "every kernel of the bank is zero"),
         ("continuous labels", K, np.linspace(0, 1, len(y)), {}, "non-integer values .40 distinct"),
     ]
 

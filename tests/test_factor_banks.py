@@ -241,6 +241,16 @@ def test_bad_factor_banks_are_named():
         FactorBank([bad])
     with pytest.raises(ValueError, match=r"train\[0\] must be 2-D.*z\[:, None\]"):
         FactorBank([np.ones(10)])
+    # entries whose squares summed over the points overflow: once scipy's linprog's
+    # "A_ub must not contain values inf" deep inside SILP
+    with pytest.raises(ValueError, match=r"Z has entries up to 1e\+200: .* overflow float64"):
+        FactorBank.from_matrix(Z * 1e200, 1)
+    with pytest.raises(ValueError, match="overflow float32"):
+        FactorBank.from_matrix(Z.astype(np.float32) * 1e17, 1)
+    FactorBank.from_matrix(Z * 1e100, 1)  # large but summable: kept
+    y = np.array([0, 1] * 5)
+    with pytest.raises(ValueError, match="every kernel of the FactorBank is zero"):
+        mkl.make_estimator("level").fit(FactorBank.from_matrix(np.zeros((10, 2)), 1), y)
     with pytest.raises(ValueError, match="list of M factors"):
         FactorBank(Z)
     with pytest.raises(ValueError, match="does not divide"):

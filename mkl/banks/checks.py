@@ -111,6 +111,8 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
     scale = max(scale, float(K_other.max()), -float(K_other.min()))  # NaN/inf: not finite
     if not np.isfinite(scale):
         raise InputError(locate_bad_kernel(K))
+    if scale == 0.0:  # both combinations have positive weights: every kernel is 0
+        raise InputError("every kernel of the bank is zero (all entries are 0)")
     tol = 1e-6 * scale + 1e-300
     if max_asymmetry(K_mean) > tol or max_asymmetry(K_other) > tol:
         for m in range(M):

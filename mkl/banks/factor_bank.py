@@ -37,14 +37,35 @@ from ..exceptions import InputError
 SPECTRAL_RATIO_MAX_FLOPS = 2e9
 
 
+def _check_magnitude(values, Z, name: str) -> None:
+    """Finite, and small enough that K = Z Z' and the solvers' sums over n
+    points stay finite in Z's dtype: n r max|z|^2 below the dtype's largest
+    value by 1e8 (factors near 1e200 once reached scipy's linprog as inf)."""
+    if values.size == 0:
+        return
+    extreme = max(abs(float(values.max())), abs(float(values.min())))
+    if not np.isfinite(extreme):
+        raise InputError(f"{name} contains NaN or inf")
+    if extreme == 0.0:
+        return
+    n, r = Z.shape
+    headroom = np.log10(np.finfo(Z.dtype).max) - 8.0
+    if 2.0 * np.log10(extreme) + np.log10(max(n, 1) * max(r, 1)) > headroom:
+        raise InputError(
+            f"{name} has entries up to {extreme:.3g}: kernel values Z Z' and their sums over "
+            f"{n} points would overflow {Z.dtype}; rescale the factors (or normalise "
+            "the kernels, e.g. to unit trace)"
+        )
+
+
 def _as_factor(Z, name: str):
-    """One factor as float32/float64 dense (2-D) or CSR, checked finite."""
+    """One factor as float32/float64 dense (2-D) or CSR, checked finite and of a
+    magnitude the solvers can square and sum."""
     if sp.issparse(Z):
         if Z.ndim != 2:
             raise InputError(f"{name} must be 2-D (n_samples, rank), got shape {Z.shape}")
         Z = as_real_float(sp.csr_matrix(Z), name)
-        if not np.isfinite(Z.data).all():
-            raise InputError(f"{name} contains NaN or inf")
+        _check_magnitude(Z.data, Z, name)
         return Z
     Z = np.asarray(Z)
     if Z.ndim != 2:
@@ -53,8 +74,7 @@ def _as_factor(Z, name: str):
             + ("; a rank-one factor is a column: z[:, None]" if Z.ndim == 1 else "")
         )
     Z = as_real_float(Z, name)
-    if not np.isfinite(Z).all():
-        raise InputError(f"{name} contains NaN or inf")
+    _check_magnitude(Z, Z, name)
     return Z
 
 
