@@ -229,19 +229,32 @@ def test_bad_parameters_name_the_problem(data, params, match):
 
 
 def test_bad_data_names_the_problem(data):
+    """Every refusal is the library's InputError (a ValueError, as scikit-learn's
+    own), scikit-learn's checks included."""
+    from mkl.exceptions import InputError
+
     X, y = data
     clf = MultipleKernelClassifier(kernels=SMALL_BANK)
     bad = X.copy()
     bad[3, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(InputError, match="NaN"):
         clf.fit(bad, y)
-    with pytest.raises(ValueError, match="could not convert|string"):
+    with pytest.raises(InputError, match="could not convert|string"):
         clf.fit(np.array([["a", "b"]] * len(y)), y)
-    with pytest.raises(ValueError, match="one class"):
+    with pytest.raises(InputError, match="one class"):
         clf.fit(X, np.zeros(len(y)))
+    with pytest.raises(InputError, match="Unknown label type: continuous"):
+        clf.fit(X, np.linspace(0, 1, len(y)))
+    with pytest.raises(InputError, match="inconsistent numbers of samples"):
+        clf.fit(X, y[:-1])
+    # overflow named, not "K[0] contains NaN or inf"
+    with pytest.raises(InputError, match="X has values up to .*e\\+200: squared distances"):
+        clf.fit(X * 1e200, y)
+    with pytest.raises(InputError, match=r"kernel polynomial\(2\)@all overflows"):
+        clf.fit(X * 1e100, y)
     clf.fit(X, y)
     with pytest.raises(
-        ValueError, match="X has 5 features, but MultipleKernelClassifier is expecting 6"
+        InputError, match="X has 5 features, but MultipleKernelClassifier is expecting 6"
     ):
         clf.predict(X[:, :5])
 

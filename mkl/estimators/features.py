@@ -38,6 +38,33 @@ from ..kernels.dense import compute_bank, compute_test_block
 from ..kernels.representation import bank_representation
 from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
 
+# features whose squares summed over a row reach this are refused: a Gaussian
+# kernel's squared distances would overflow float64 (X * 1e200 once surfaced
+# as "K[0] contains NaN or inf")
+_LARGEST_SQUARED_NORM = 1e300
+
+
+def _validated(estimator, X, y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, its refusals raised as :class:`InputError`
+    (a ValueError, as scikit-learn's own), and features whose squared norms
+    overflow refused by name."""
+    try:
+        out = validate_data(estimator, X, y=y, **kwargs)
+    except InputError:
+        raise
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    X_checked = out if isinstance(y, str) and y == "no_validation" else out[0]
+    if X_checked.size:
+        extreme = float(np.abs(X_checked).max())
+        if extreme * extreme * X_checked.shape[1] >= _LARGEST_SQUARED_NORM:
+            raise InputError(
+                f"X has values up to {extreme:.3g}: squared distances between rows would "
+                "overflow float64; rescale the features (e.g. standardise them)"
+            )
+    return out
+
+
 # 10 Gaussian widths 2^-3 .. 2^6 (SimpleMKL's range, Rakotomamonjy et al. 2008,
 # for features scaled to unit variance) and polynomial degrees 1-3, on all
 # features, each kernel with unit diagonal so that C means what it means for
@@ -162,7 +189,7 @@ class _FeatureBankEstimator(BaseEstimator):
     def _scores(self, X):
         """The inner estimator's decision values on the rows of X."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _validated(self, X, dtype=np.float64, reset=False)
         dtype = self._bank_dtype
         if self.representation_["kind"] != "dense":
             from ..banks.factor_builders import compute_factor_bank
@@ -287,8 +314,11 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         ``algorithm`` on it with labels y."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X, y = _validated(self, X, y, dtype=np.float64)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         self._fit_on_bank(X, y)
         self.classes_ = self.estimator_.classes_
         return self
@@ -356,7 +386,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         the multiple kernel SVR on it with real targets y."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
         return self._fit_on_bank(X, y)
 
     def predict(self, X):

@@ -40,11 +40,22 @@ def compute_bank(
     train = np.empty((M, n, n), dtype=dtype)
     factors = np.ones(M)
     for m, spec in enumerate(specs):
-        Ktr = kernel_function(spec, X_train, X_train, same=True)
+        Ktr = _finite(kernel_function(spec, X_train, X_train, same=True), spec, X_train)
         d_tr = self_similarity(spec, X_train) if spec.normalise == "unit_diagonal" else None
         train[m], factors[m] = normalise_train(spec.normalise, Ktr, d_tr)
     test = None if X_test is None else compute_test_block(specs, X_train, X_test, factors, dtype)
     return train, test, factors
+
+
+def _finite(K: np.ndarray, spec: KernelSpec, X: np.ndarray) -> np.ndarray:
+    """K, refused by name when the kernel overflowed on X (a polynomial kernel of
+    large features, say), instead of a "K[m] contains NaN or inf" at fit time."""
+    if not np.isfinite(K).all():
+        raise InputError(
+            f"kernel {spec.label()} overflows on these features (|X| up to "
+            f"{float(np.abs(X).max()):.3g}): rescale the features (e.g. standardise them)"
+        )
+    return K
 
 
 def compute_test_block(
@@ -66,7 +77,7 @@ def compute_test_block(
         raise InputError(f"factors must have shape ({len(specs)},), got {factors.shape}")
     test = np.empty((len(specs), X_test.shape[0], X_train.shape[0]), dtype=dtype)
     for m, spec in enumerate(specs):
-        Kte = kernel_function(spec, X_test, X_train)
+        Kte = _finite(kernel_function(spec, X_test, X_train), spec, X_test)
         diagonals = None
         if spec.normalise == "unit_diagonal":
             diagonals = (self_similarity(spec, X_train), self_similarity(spec, X_test))
