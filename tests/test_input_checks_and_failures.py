@@ -47,7 +47,7 @@ def _indefinite_bank(rng, n=40):
     return np.stack([bad, K[1], K[2]]), y
 
 
-@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_newton", "easymkl", "memo"])
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_newton", "easymkl", "memo", "smkl"])
 def test_an_indefinite_kernel_met_by_the_solver_is_an_error_not_clipped(rng, name):
     K, y = _indefinite_bank(rng)
     lam_min = np.linalg.eigvalsh(K[0])[0]

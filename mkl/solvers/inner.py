@@ -38,7 +38,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..banks.algebra import combine, psd_quadratic_forms, quadratic_forms, spectral_ratio
+from ..banks.algebra import (
+    combine,
+    psd_quadratic_forms,
+    quadratic_forms,
+    refuse_indefinite,
+    spectral_ratio,
+)
 from ..banks.factor_bank import FactorBank
 from .libsvm import SVMSolution, solve_svm_dual
 from .tasks import CLASSIFICATION
@@ -56,6 +62,7 @@ class DenseKernels:
         self.task = task
         self.n_kernels, self.n = K.shape[0], K.shape[1]
         self.dtype = K.dtype  # the precision of a pass
+        self._diag_max: np.ndarray | None = None  # max_i |K_m,ii|, for the PSD check
         self._warm: np.ndarray | None = None
         self.smo_iterations: list[int] = []  # per warm-started solve
 
@@ -108,7 +115,7 @@ class DenseKernels:
         M, n = self.n_kernels, self.n
         Kb = (self.K.reshape(M * n, n) @ beta.astype(self.K.dtype, copy=False)).reshape(M, n)
         Kb = Kb.astype(np.float64)
-        return Kb @ beta, Kb
+        return self._checked(Kb @ beta, beta), Kb
 
     def combined_product(self, theta: np.ndarray, handle) -> np.ndarray:
         return theta @ handle
@@ -117,7 +124,15 @@ class DenseKernels:
         """q (M,) from a handle of :meth:`forms_and_products` for this beta, without
         a pass. Handles are linear in beta: a combination of two handles is the
         handle of the same combination of their betas."""
-        return handle @ beta
+        return self._checked(handle @ beta, beta)
+
+    def _checked(self, q: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        """q with rounding read as 0, or InputError when a form proves a kernel
+        indefinite (SMKL's smoothed problem needs PSD kernels; its forms come
+        from here, not from :func:`psd_quadratic_forms`)."""
+        if self._diag_max is None:
+            self._diag_max = np.abs(np.einsum("mii->mi", self.K)).max(axis=1).astype(np.float64)
+        return refuse_indefinite(self.K, q, beta, self._diag_max)
 
     def curvature(self, combo: np.ndarray, beta: np.ndarray, q=None) -> float:
         """beta' K(d) beta for the combination ``combo`` = K(d) (no pass)."""
