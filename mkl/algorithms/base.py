@@ -170,8 +170,6 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
                     "take factor banks: uniform, single_best, linear, simplemkl, silp, "
                     "level, lp_newton, lp_cutting_plane, lp_analytic, gmkl, smkl, easymkl"
                 )
-            if not np.any(K.traces()):  # every column zero: nothing to learn from
-                raise InputError("every kernel of the FactorBank is zero (all factors are 0)")
             return K, K.n_train
         K = as_kernel_array(K, "K")
         return K, K.shape[1]

@@ -56,7 +56,7 @@ def _validated(estimator, X, y="no_validation", **kwargs):
         raise InputError(str(exc)) from None
     X_checked = out if isinstance(y, str) and y == "no_validation" else out[0]
     if X_checked.size:
-        extreme = float(np.abs(X_checked).max())
+        extreme = max(float(X_checked.max()), -float(X_checked.min()))  # no |X| copy
         if extreme * extreme * X_checked.shape[1] >= _LARGEST_SQUARED_NORM:
             raise InputError(
                 f"X has values up to {extreme:.3g}: squared distances between rows would "

@@ -46,6 +46,7 @@ from ..banks.algebra import (
     spectral_ratio,
 )
 from ..banks.factor_bank import FactorBank
+from ..exceptions import InputError
 from .libsvm import SVMSolution, solve_svm_dual
 from .tasks import CLASSIFICATION
 
@@ -187,6 +188,8 @@ class FactorKernels:
         self.n_kernels, self.n = bank.n_kernels, bank.n_train
         self.dtype = bank.train.dtype  # the precision of a pass
         self._traces = bank.traces()
+        if not self._traces.any():  # every column zero: nothing to learn from
+            raise InputError("every kernel of the FactorBank is zero (all factors are 0)")
         # b^2: the mean diagonal of the average kernel (module docstring)
         b2 = float(self._traces.sum()) / (self.n_kernels * self.n)
         self.intercept_sq = b2 if b2 > 0 else 1.0
