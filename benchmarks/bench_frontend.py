@@ -6,8 +6,9 @@ fold:
 
 * ``svc_rbf``: SVC with an RBF kernel, C in {0.1, 1, 10, 100} x gamma in
   {1e-3, 1e-2, 0.1, 1} / n_features (16 points);
-* ``uniform``: the average of the default bank's 13 kernels (Gaussian widths
-  2^-3..2^6, polynomial degrees 1-3, unit diagonal), C in {0.1, 1, 10, 100};
+* ``uniform``: the average of the default bank's 11 kernels (Gaussian widths
+  2^-1..2^6 per feature, i.e. times sqrt(d) on all d features, polynomial
+  degrees 1-3, unit diagonal), C in {0.1, 1, 10, 100};
 * ``simplemkl``, ``level`` (L1-MKL), ``lp_analytic`` (p = 2): learned weights
   on the same bank, C in {0.1, 1, 10, 100}.
 

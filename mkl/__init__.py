@@ -28,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .banks.kernel_bank import KernelBank
-from .exceptions import InputError, SolverError
+from .exceptions import DegenerateKernelWarning, InputError, SolverError
 
 if TYPE_CHECKING:
     from .algorithms.base import BaseMKL
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .banks.factor_bank import FactorBank
     from .estimators.factory import make_estimator, make_novelty_detector, make_regressor
     from .estimators.features import MultipleKernelClassifier, MultipleKernelRegressor
+    from .estimators.plotting import plot_weights
     from .estimators.tasks import MKLNoveltyDetector, MKLRegressor
     from .kernels.specs import KernelSpec
 
@@ -61,6 +62,7 @@ _LAZY = {
     "make_estimator": "estimators.factory",
     "make_novelty_detector": "estimators.factory",
     "make_regressor": "estimators.factory",
+    "plot_weights": "estimators.plotting",
 }
 
 
@@ -81,6 +83,7 @@ __all__ = [
     "ALGORITHMS",
     "IS_MKL_RESEARCH",
     "BaseMKL",
+    "DegenerateKernelWarning",
     "FactorBank",
     "InputError",
     "KernelBank",
@@ -93,4 +96,5 @@ __all__ = [
     "make_estimator",
     "make_novelty_detector",
     "make_regressor",
+    "plot_weights",
 ]

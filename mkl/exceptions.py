@@ -6,6 +6,8 @@ data from a bug.
   one class, hyperparameters out of range. Its message names the problem.
 * :class:`SolverError` (a ``RuntimeError``): a numerical solver failed (a
   weight subproblem, a root finder) on input that passed validation.
+* :class:`DegenerateKernelWarning` (a warning, not an error): a kernel of the
+  bank is numerically the identity or constant on the training rows.
 
 :func:`is_fit_failure` tells the exceptions that mean "this fit failed on
 these data and hyperparameters": the two above and the numerical errors of numpy
@@ -27,6 +29,12 @@ class InputError(ValueError):
 
 class SolverError(RuntimeError):
     """A numerical solver failed on input that passed validation."""
+
+
+class DegenerateKernelWarning(UserWarning):
+    """A kernel that cannot help the fit: numerically the identity on the
+    training rows (it memorises them) or constant (a constant feature). The
+    fit is still what it says; the warning names the kernels."""
 
 
 def is_fit_failure(exc: BaseException) -> bool:

@@ -63,10 +63,20 @@ def _undeclared(imports, declared) -> set[str]:
 
 
 def test_library_dependencies_are_the_runtime_dependencies():
+    """The library imports its dependencies, and the ``plot`` extra's
+    (matplotlib, for mkl.plot_weights) only inside the functions that draw."""
     declared = _requirement_names(_project()["dependencies"])
     assert declared == LIBRARY_DEPENDENCIES
-    missing = _undeclared(_third_party(_library()), declared)
+    optional = _requirement_names(_project()["optional-dependencies"]["plot"])
+    missing = _undeclared(_third_party(_library()), declared | optional)
     assert not missing, f"imported by the library but not in [project] dependencies: {missing}"
+    for path, tree in _library():
+        module_level = ast.Module(
+            body=[st for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))],
+            type_ignores=[],
+        )
+        at_import = {n.split(".")[0] for n in _imports(module_level)}
+        assert not at_import & optional, f"{path} imports {at_import & optional} at import time"
 
 
 def test_workflow_layer_imports_are_in_the_workflow_extra():

@@ -130,3 +130,33 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
                 "IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
             )
     return K_mean
+
+
+def degenerate_kernels(block: np.ndarray, rtol: float = 1e-6) -> tuple[list[int], list[int]]:
+    """The kernels of a block of training rows (M, k, k) that cannot help a
+    classifier, as (identity, constant) index lists:
+
+    * numerically the identity: every off-diagonal entry below ``rtol`` times
+      the mean diagonal entry. Such a kernel memorises the rows: a Gaussian
+      much narrower than the distances between rows (the narrow widths of a
+      bank on many standardised features), which an L1 method may still pick;
+    * constant: every entry equal (zero included), e.g. a kernel on a feature
+      that is constant over the training rows.
+
+    A check for warnings, not a refusal (the fit is still what it says): the
+    callers pass the block of their first few hundred rows, so the cost does
+    not grow with n."""
+    identity, constant = [], []
+    if block.shape[1] < 2:
+        return identity, constant
+    for m in range(block.shape[0]):
+        B = np.array(block[m], dtype=np.float64)
+        low, high = float(B.min()), float(B.max())
+        if high - low <= rtol * max(abs(low), abs(high)):
+            constant.append(m)
+            continue
+        diagonal_mean = float(np.diagonal(B).mean())
+        np.fill_diagonal(B, 0.0)
+        if float(np.abs(B).max()) <= rtol * diagonal_mean:
+            identity.append(m)
+    return identity, constant

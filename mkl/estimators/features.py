@@ -25,15 +25,18 @@ Every normalisation is fitted on the training rows (:func:`mkl.kernels.dense.com
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..exceptions import InputError
+from ..banks.checks import degenerate_kernels
+from ..exceptions import DegenerateKernelWarning, InputError
 from ..kernels.dense import compute_bank, compute_test_block
 from ..kernels.representation import bank_representation
 from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
@@ -65,13 +68,22 @@ def _validated(estimator, X, y="no_validation", **kwargs):
     return out
 
 
-# 10 Gaussian widths 2^-3 .. 2^6 (SimpleMKL's range, Rakotomamonjy et al. 2008,
-# for features scaled to unit variance) and polynomial degrees 1-3, on all
-# features, each kernel with unit diagonal so that C means what it means for
-# an SVC on one normalised kernel: 13 kernels
+# 8 Gaussian widths 2^-1 .. 2^6 per feature, i.e. times sqrt(d) on all d
+# features, and polynomial degrees 1-3, on all features, each kernel with unit
+# diagonal so that C means what it means for an SVC on one normalised kernel:
+# 11 kernels. SimpleMKL's range 2^-3 .. 2^6 (Rakotomamonjy et al. 2008, for
+# unit-variance features) is a range for one feature: on d standardised
+# features squared distances concentrate near 2d, so a width w sqrt(d) gives
+# typical entries exp(-1/w^2), 1e-28 for w = 2^-3 and 1e-7 for 2^-2: kernels
+# that are numerically the identity (unscaled, an L1 method put its largest
+# weight on one in the README's example); 2^-1 gives 0.02
 DEFAULT_KERNELS = {
     "families": [
-        {"family": "gaussian", "widths": {"base": 2, "from": -3, "to": 6}},
+        {
+            "family": "gaussian",
+            "widths": {"base": 2, "from": -1, "to": 6},
+            "widths_scale": "sqrt_features",
+        },
         {"family": "polynomial", "degrees": [1, 2, 3]},
     ],
     "features": ["all"],
@@ -90,6 +102,53 @@ TEST_BLOCK_CHUNK_BYTES = 256 * 2**20
 # the algorithm parameters that are the estimator's own (searchable by
 # GridSearchCV); None leaves the algorithm's default
 _NAMED_ALGORITHM_PARAMS = ("p", "v", "lam", "theta")
+
+# the inner estimator's fitted summary, shown on the front end as well
+FIT_SUMMARY = ("objective_", "gap_", "n_iter_", "n_selected_", "converged_", "spectral_ratio_")
+
+# probability=True: Platt's sigmoid on decision values of this many folds of
+# internal cross-validation (fewer when a class has fewer rows), as libsvm
+PROBABILITY_FOLDS = 5
+
+# the degenerate-kernel warning looks at the block of this many training rows
+DEGENERACY_CHECK_ROWS = 256
+
+
+def warn_degenerate_kernels(block: np.ndarray, names, X: np.ndarray) -> None:
+    """Warn (:class:`mkl.DegenerateKernelWarning`) about the kernels that are
+    numerically the identity or constant on a block of training rows
+    (:func:`mkl.banks.checks.degenerate_kernels`), and about X whose every
+    feature is constant."""
+    if X.shape[0] > 1 and not np.ptp(X, axis=0).any():
+        warnings.warn(
+            "every feature of X is constant over the training rows: every kernel is "
+            "constant and the fit cannot tell the rows apart",
+            DegenerateKernelWarning,
+            stacklevel=4,
+        )
+        return
+    identity, constant = degenerate_kernels(block)
+
+    def listed(indices):
+        shown = ", ".join(str(names[m]) for m in indices[:5])
+        return shown + (f" and {len(indices) - 5} more" if len(indices) > 5 else "")
+
+    if identity:
+        warnings.warn(
+            f"{len(identity)} kernel(s) are numerically the identity on the training rows "
+            f"(off-diagonal entries below 1e-6 of the diagonal: they only memorise the "
+            f"rows): {listed(identity)}; widen the Gaussian widths (squared distances "
+            "between standardised rows grow with the number of features)",
+            DegenerateKernelWarning,
+            stacklevel=4,
+        )
+    if constant:
+        warnings.warn(
+            f"{len(constant)} kernel(s) are constant on the training rows (a constant "
+            f"feature?): {listed(constant)}",
+            DegenerateKernelWarning,
+            stacklevel=4,
+        )
 
 
 class _FeatureBankEstimator(BaseEstimator):
@@ -166,21 +225,31 @@ class _FeatureBankEstimator(BaseEstimator):
         specs = expand_bank_spec(spec, X.shape[1], single_features=single_features(spec, X))
         rep = self._resolve_representation(spec, len(specs), X.shape[0], estimator)
         dtype = bank_dtype(spec)
+        feature_names = getattr(self, "feature_names_in_", None)
+        names = np.array([s.label(feature_names) for s in specs], dtype=object)
+        rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
             K, _, factors = compute_bank(specs, X, dtype=dtype)
+            warn_degenerate_kernels(K[:, :rows, :rows], names, X)
             estimator.fit(K, y)
             del K
             self.normalisation_factors_ = factors
         else:
             from ..banks.factor_builders import compute_factor_bank
 
-            estimator.fit(compute_factor_bank(specs, X, None, rep, dtype), y)
+            bank = compute_factor_bank(specs, X, None, rep, dtype)
+            warn_degenerate_kernels(bank.rows(np.arange(rows)).dense(), names, X)
+            estimator.fit(bank, y)
+            del bank
             self.normalisation_factors_ = None
         self.estimator_ = estimator
         self.representation_ = rep
         self.kernel_specs_ = specs
-        self.kernel_names_ = np.array([s.label() for s in specs], dtype=object)
+        self.kernel_names_ = names
         self.weights_ = estimator.weights_
+        for name in FIT_SUMMARY:
+            if hasattr(estimator, name):
+                setattr(self, name, getattr(estimator, name))
         self.X_fit_ = X
         self._bank_dtype = dtype
         return self
@@ -233,8 +302,9 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         The bank specification, as an experiment file's ``kernels`` section
         (families with widths / degrees, ``features`` all and/or single,
         ``normalise``, ``dtype``, ``feature_limit``, ``varying_features_only``).
-        None: :data:`DEFAULT_KERNELS` (13 kernels: Gaussian widths 2^-3..2^6 and
-        polynomial degrees 1-3 on all features, unit diagonal).
+        None: :data:`DEFAULT_KERNELS` (11 kernels: Gaussian widths 2^-1..2^6
+        per feature, i.e. times sqrt(d) on all d features, and polynomial
+        degrees 1-3 on all features, unit diagonal).
     algorithm : str
         A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
@@ -258,19 +328,35 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         else dense.
     random_state : int, RandomState or None
         Seeds the Nystroem landmarks / random Fourier draws (unless the
-        representation mapping has its own ``seed``) and algorithms with a
-        ``random_state`` of their own.
+        representation mapping has its own ``seed``), algorithms with a
+        ``random_state`` of their own and the folds of ``probability``.
+    probability : bool
+        Fit Platt's sigmoid (:mod:`mkl.estimators.calibration`) on out-of-fold
+        decision values of a 5-fold internal cross-validation, as
+        ``SVC(probability=True)`` does, so that ``predict_proba`` is
+        available; it costs five more fits. ``predict`` is unchanged (the
+        sign of the decision values, not the most probable class).
+    verbose : bool or int
+        The algorithm's progress, one line per iteration through the
+        ``mkl`` logger (the algorithm's own ``verbose``).
 
     Attributes
     ----------
     estimator_ : BaseMKL
-        The fitted bank-level estimator (its ``objective_``, ``gap_``,
-        ``history_``, ``converged_``...).
+        The fitted bank-level estimator (its ``history_`` and the rest).
     weights_ : ndarray (M,) or (n_classes, M) for one-vs-rest
         The kernel weights, in the order of ``kernel_names_``.
+    objective_, gap_, n_iter_, n_selected_, converged_, spectral_ratio_
+        The fitted estimator's (:data:`FIT_SUMMARY`): its objective, its
+        relative duality or bound gap, iterations, kernels of nonzero weight,
+        whether it met its tolerance, and tr K / ||K||_F of the learned kernel.
+    probability_sigmoids_ : ndarray (1, 2) or (n_classes, 2)
+        Platt's (A, B) per decision column, with ``probability=True``.
     kernel_specs_ : list of KernelSpec
     kernel_names_ : ndarray of str (dtype object, as ``feature_names_in_``)
-        The kernels, e.g. ``gaussian(0.5)@all``.
+        The kernels, e.g. ``gaussian(0.5)@all``; single-feature kernels are
+        named by X's column names when X has them (``gaussian(1)@age``),
+        else ``@x<index>``.
     representation_ : dict
         The representation used (``{"kind": "dense"}``, or the factors').
     classes_, n_features_in_, feature_names_in_
@@ -289,6 +375,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         algorithm_params=None,
         representation="auto",
         random_state=None,
+        probability=False,
+        verbose=False,
     ):
         self.kernels = kernels
         self.algorithm = algorithm
@@ -300,15 +388,22 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.algorithm_params = algorithm_params
         self.representation = representation
         self.random_state = random_state
+        self.probability = probability
+        self.verbose = verbose
 
     def _inner_estimator(self):
         from .factory import make_estimator
         from .tasks import algorithm_parameters
 
-        params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=("random_state",))
+        params = algorithm_parameters(
+            self, _NAMED_ALGORITHM_PARAMS, reserved=("random_state", "verbose")
+        )
         estimator = make_estimator(self.algorithm, C=self.C, **params)
-        if "random_state" in estimator.get_params():
+        own = estimator.get_params()
+        if "random_state" in own:
             estimator.set_params(random_state=self._seed())
+        if self.verbose and "verbose" in own:
+            estimator.set_params(verbose=self.verbose)
         return estimator
 
     def fit(self, X, y):
@@ -321,7 +416,34 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
             raise InputError(str(exc)) from None
         self._fit_on_bank(X, y)
         self.classes_ = self.estimator_.classes_
+        if self.probability:
+            self._fit_sigmoids(X, y)
         return self
+
+    def _fit_sigmoids(self, X, y):
+        """Platt's sigmoid per decision column, on out-of-fold decision values
+        of the same estimator (:mod:`mkl.estimators.calibration`)."""
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+        from .calibration import platt_sigmoid
+
+        folds = min(PROBABILITY_FOLDS, int(np.unique(y, return_counts=True)[1].min()))
+        if folds < 2:
+            raise InputError(
+                "probability=True needs at least 2 training rows of every class: Platt's "
+                "sigmoid is fitted on cross-validated decision values"
+            )
+        inner = clone(self).set_params(probability=False, verbose=False)
+        cv = StratifiedKFold(folds, shuffle=True, random_state=self._seed())
+        with warnings.catch_warnings():  # the fit on all rows has warned already
+            warnings.simplefilter("ignore", DegenerateKernelWarning)
+            scores = cross_val_predict(inner, X, y, cv=cv, method="decision_function")
+        if scores.ndim == 1:
+            sigmoids = [platt_sigmoid(scores, y == self.classes_[1])]
+        else:
+            sigmoids = [platt_sigmoid(scores[:, k], y == c) for k, c in enumerate(self.classes_)]
+        self.probability_sigmoids_ = np.array(sigmoids)
 
     def decision_function(self, X):
         """Decision values: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
@@ -332,6 +454,27 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         scores = self.decision_function(X)  # checks that the estimator is fitted
         return self.estimator_.labels_from_scores(scores)
 
+    def _probability_fitted(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is available when probability=True")
+        return True
+
+    @available_if(_probability_fitted)
+    def predict_proba(self, X):
+        """Class probabilities (n_samples, n_classes), columns in the order of
+        ``classes_``: Platt's sigmoid of the decision values (``probability=True``)."""
+        from .calibration import sigmoid_probabilities
+
+        scores = self.decision_function(X)
+        check_is_fitted(self, "probability_sigmoids_")
+        return sigmoid_probabilities(scores, self.probability_sigmoids_)
+
+    @available_if(_probability_fitted)
+    def predict_log_proba(self, X):
+        """The logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
 
 class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     """Multiple kernel epsilon-SVR on raw features: computes the bank of
@@ -341,12 +484,14 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
     ``algorithm`` among :func:`mkl.estimators.tasks.algorithms_for_task`
     ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
-    ``representation``, ``random_state``) and ``epsilon``, the tube's
+    ``representation``, ``random_state``, ``verbose``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
     dual coordinate descent with a regularised intercept
     (:func:`mkl.solvers.coordinate_descent.solve_factored_svr`). Fitted attributes:
-    ``estimator_`` (the MKLRegressor), ``weights_``, ``kernel_specs_``,
-    ``kernel_names_``, ``n_features_in_``.
+    ``estimator_`` (the MKLRegressor), ``weights_``, the fit's summary
+    (:data:`FIT_SUMMARY`: ``objective_``, ``gap_``, ``n_iter_``, ``n_selected_``,
+    ``converged_``, ``spectral_ratio_``), ``kernel_specs_``, ``kernel_names_``,
+    ``n_features_in_``.
     """
 
     def __init__(
@@ -360,6 +505,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         algorithm_params=None,
         representation="auto",
         random_state=None,
+        verbose=False,
     ):
         self.kernels = kernels
         self.algorithm = algorithm
@@ -370,17 +516,25 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self.algorithm_params = algorithm_params
         self.representation = representation
         self.random_state = random_state
+        self.verbose = verbose
 
     def _inner_estimator(self):
         from .tasks import MKLRegressor
 
+        params = dict(self.algorithm_params or {})
+        if self.verbose:
+            if "verbose" in params:
+                raise InputError(
+                    "set ['verbose'] with the estimator's own parameters, not algorithm_params"
+                )
+            params["verbose"] = self.verbose
         return MKLRegressor(
             algorithm=self.algorithm,
             C=self.C,
             epsilon=self.epsilon,
             p=self.p,
             v=self.v,
-            algorithm_params=self.algorithm_params,
+            algorithm_params=params or None,
         )
 
     def fit(self, X, y):

@@ -28,6 +28,11 @@ NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
 ALL_FEATURES = -1
 
 
+# a Gaussian family's ``widths_scale``: "sqrt_features" multiplies the widths
+# of its all-features kernels by sqrt(d), d the number of features
+WIDTHS_SCALES = ("none", "sqrt_features")
+
+
 # the keys of a bank specification (an experiment file's ``kernels`` section)
 BANK_SPEC_KEYS = (
     "families",
@@ -81,8 +86,15 @@ class KernelSpec:
             if not _is_integer(param) or param < 0:
                 raise InputError(f"similarity kernel: the index must be >= 0, got {param!r}")
 
-    def label(self) -> str:
-        scope = "all" if self.feature == ALL_FEATURES else f"x{self.feature}"
+    def label(self, feature_names: Sequence[str] | None = None) -> str:
+        """``family(param)@scope``: scope ``all``, or the feature's name in
+        ``feature_names`` (a DataFrame's columns), else ``x<index>``."""
+        if self.feature == ALL_FEATURES:
+            scope = "all"
+        elif feature_names is not None:
+            scope = str(feature_names[self.feature])
+        else:
+            scope = f"x{self.feature}"
         par = "" if self.param is None else f"({self.param:g})"
         return f"{self.family}{par}@{scope}"
 
@@ -183,7 +195,11 @@ def expand_bank_spec(
         features: [all, single]       # default scopes of every family
         normalise: unit_trace         # default normalisation of every family
 
-    A family entry may override ``features`` and ``normalise``. Order: for each
+    A family entry may override ``features`` and ``normalise``; a Gaussian
+    entry's ``widths_scale: sqrt_features`` multiplies the widths of its
+    all-features kernels by sqrt(d) (widths given per feature: on d
+    standardised features the squared distances between rows are about 2d, so
+    a width of 0.125 on all 30 features is numerically the identity). Order: for each
     scope (all, then single), each family in the order given, each feature,
     each parameter value -- the order of the GMKL paper's Figure 1. The count
     is sum over families of (#params x (#all + d x #single)); the example gives
@@ -224,6 +240,8 @@ def expand_bank_spec(
                 raise InputError(f"unknown kernel family {family!r}; known: {FAMILIES}")
             key = _PARAM_KEY[family]
             allowed = {"family", "features", "normalise"} | ({key} if key else set())
+            if family == "gaussian":
+                allowed.add("widths_scale")
             if set(fam) - allowed:
                 raise InputError(
                     f"unknown key(s) {sorted(set(fam) - allowed)} in the {family} entry; "
@@ -251,6 +269,14 @@ def expand_bank_spec(
                 ) from None
             if key and family == "gaussian" and any(p <= 0 for p in params):
                 raise InputError(f"gaussian widths must be positive, got {params}")
+            scale = fam.get("widths_scale", "none")
+            if scale not in WIDTHS_SCALES:
+                raise InputError(f"widths_scale must be one of {WIDTHS_SCALES}, got {scale!r}")
+            if scale == "sqrt_features" and scope == "all":
+                # squared distances between standardised rows grow like the number
+                # of features: a width given per feature means on d features
+                # what it means on one
+                params = [p * float(np.sqrt(n_features)) for p in params]
             singles = range(n_features) if single_features is None else single_features
             features = [ALL_FEATURES] if scope == "all" else singles
             for j in features:

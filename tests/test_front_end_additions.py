@@ -1,0 +1,270 @@
+"""What a scikit-learn user expects of the front end beyond fit/predict:
+probabilities (Platt's sigmoid on cross-validated decision values), the fit's
+summary on the front end, ``verbose``, DataFrame column names in the kernel
+names, warnings for kernels that cannot help, and a default bank whose
+Gaussian widths follow the number of features."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.calibration import _sigmoid_calibration
+from sklearn.datasets import load_iris, make_classification
+from sklearn.metrics import log_loss
+from sklearn.preprocessing import StandardScaler
+
+import mkl
+from mkl import DegenerateKernelWarning, MultipleKernelClassifier, MultipleKernelRegressor
+from mkl.banks.checks import degenerate_kernels
+from mkl.estimators.calibration import platt_sigmoid, sigmoid_probabilities
+from mkl.estimators.features import DEFAULT_KERNELS, FIT_SUMMARY
+from mkl.kernels.specs import expand_bank_spec
+
+SMALL_BANK = {
+    "families": [
+        {"family": "gaussian", "widths": [1.0, 4.0]},
+        {"family": "polynomial", "degrees": [1]},
+    ],
+    "normalise": "unit_diagonal",
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=160, n_features=6, n_informative=3, flip_y=0.1, random_state=1
+    )
+    return StandardScaler().fit_transform(X), y
+
+
+# --- Platt's sigmoid ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_platt_sigmoid_matches_scikit_learns_fit(seed):
+    """The same maximum-likelihood fit as scikit-learn's (independent code)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=150) * (1 + seed)
+    positive = scores + rng.normal(scale=1.0 + seed, size=150) > 0.3
+    a, b = platt_sigmoid(scores, positive)
+    a_ref, b_ref = _sigmoid_calibration(scores, positive)
+    np.testing.assert_allclose([a, b], [a_ref, b_ref], rtol=1e-4, atol=1e-6)
+    assert a < 0  # larger scores, more probably positive
+
+
+def test_platt_sigmoid_stays_finite_on_separated_classes():
+    """Platt's smoothed targets keep the fit finite where the plain
+    likelihood would push A to minus infinity."""
+    scores = np.r_[-np.linspace(1, 3, 20), np.linspace(1, 3, 30)]
+    a, b = platt_sigmoid(scores, scores > 0)
+    assert np.isfinite([a, b]).all()
+    p = sigmoid_probabilities(scores, [[a, b]])[:, 1]
+    assert (p[scores > 0] > 0.5).all() and (p[scores < 0] < 0.5).all()
+    assert p.max() < 1 and p.min() > 0
+
+
+def test_sigmoid_probabilities_rows_sum_to_one():
+    scores = np.random.default_rng(0).normal(size=(40, 3))
+    P = sigmoid_probabilities(scores, [[-2.0, 0.1], [-1.0, 0.0], [-3.0, 0.5]])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert ((P >= 0) & (P <= 1)).all()
+
+
+# --- predict_proba on the front end ---------------------------------------------------
+
+
+def test_predict_proba_is_platt_on_out_of_fold_decision_values(data):
+    X, y = data
+    clf = MultipleKernelClassifier(
+        algorithm="level", kernels=SMALL_BANK, probability=True, random_state=0
+    ).fit(X[:120], y[:120])
+    P = clf.predict_proba(X[120:])
+    assert P.shape == (40, 2)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    # the column of classes_[1] grows with the decision value (A < 0)
+    scores = clf.decision_function(X[120:])
+    order = np.argsort(scores)
+    assert np.all(np.diff(P[order, 1]) >= -1e-12)
+    assert clf.probability_sigmoids_.shape == (1, 2) and clf.probability_sigmoids_[0, 0] < 0
+    # calibrated: better log-loss than a constant guess of the class frequency
+    prior = np.full_like(P, 0.0)
+    prior[:, 1] = y[:120].mean()
+    prior[:, 0] = 1 - prior[:, 1]
+    assert log_loss(y[120:], P) < log_loss(y[120:], prior)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X[120:])), P)
+    # the same seeded folds give the same sigmoid; clone keeps probability
+    again = clone(clf).fit(X[:120], y[:120])
+    np.testing.assert_allclose(again.probability_sigmoids_, clf.probability_sigmoids_)
+
+
+def test_predict_proba_is_fitted_on_decision_values_of_held_out_folds(data):
+    """The sigmoid is Platt's fit to the scores of each row by the model of
+    the folds that left it out (as libsvm), not to training margins."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    X, y = data
+    clf = MultipleKernelClassifier(
+        algorithm="uniform", kernels=SMALL_BANK, probability=True, random_state=3
+    ).fit(X, y)
+    inner = MultipleKernelClassifier(algorithm="uniform", kernels=SMALL_BANK, random_state=3)
+    cv = StratifiedKFold(5, shuffle=True, random_state=3)
+    scores = cross_val_predict(inner, X, y, cv=cv, method="decision_function")
+    np.testing.assert_allclose(
+        clf.probability_sigmoids_[0], platt_sigmoid(scores, y == 1), rtol=1e-10
+    )
+
+
+def test_multiclass_probabilities_one_sigmoid_per_class():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    clf = MultipleKernelClassifier(
+        algorithm="uniform", kernels=SMALL_BANK, probability=True, random_state=0
+    ).fit(X, y)
+    P = clf.predict_proba(X)
+    assert P.shape == (150, 3) and clf.probability_sigmoids_.shape == (3, 2)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert (P.argmax(axis=1) == y).mean() > 0.9
+
+
+def test_predict_proba_needs_probability_true(data):
+    X, y = data
+    clf = MultipleKernelClassifier(kernels=SMALL_BANK).fit(X, y)
+    assert not hasattr(clf, "predict_proba")  # as SVC(probability=False)
+    with pytest.raises(AttributeError, match="no attribute 'predict_proba'") as raised:
+        clf.predict_proba(X)
+    assert "available when probability=True" in str(raised.value.__cause__)
+    with pytest.raises(mkl.InputError, match="at least 2 training rows of every class"):
+        MultipleKernelClassifier(kernels=SMALL_BANK, probability=True).fit(
+            X, np.r_[1, np.zeros(len(y) - 1, dtype=int)]
+        )
+
+
+# --- the fit's summary, verbose, names ------------------------------------------------
+
+
+def test_the_fits_summary_is_on_the_front_end(data):
+    X, y = data
+    clf = MultipleKernelClassifier(algorithm="level", kernels=SMALL_BANK).fit(X, y)
+    for name in FIT_SUMMARY:
+        assert getattr(clf, name) == getattr(clf.estimator_, name), name
+    assert clf.converged_ and clf.gap_ <= clf.estimator_.tol
+    assert clf.n_selected_ == int((clf.weights_ > 0).sum())
+    reg = MultipleKernelRegressor(kernels=SMALL_BANK).fit(X, X[:, 0] + 0.1 * y)
+    assert reg.gap_ == reg.estimator_.gap_ and reg.n_iter_ >= 1
+
+
+@pytest.mark.parametrize("front_end", [MultipleKernelClassifier, MultipleKernelRegressor])
+def test_verbose_reports_the_algorithms_progress(data, front_end, caplog):
+    X, y = data
+    if front_end is MultipleKernelRegressor:
+        y = X[:, 0] + 0.1 * y
+    with caplog.at_level(logging.INFO, logger="mkl"):
+        front_end(algorithm="level", kernels=SMALL_BANK).fit(X, y)
+    assert not caplog.records
+    with caplog.at_level(logging.INFO, logger="mkl"):
+        front_end(algorithm="level", kernels=SMALL_BANK, verbose=True).fit(X, y)
+    assert caplog.records, "verbose=True printed nothing"
+    with pytest.raises(ValueError, match="estimator's own parameters"):
+        front_end(kernels=SMALL_BANK, verbose=True, algorithm_params={"verbose": 1}).fit(X, y)
+
+
+def test_kernel_names_use_a_dataframes_column_names(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"col_{j}" for j in range(X.shape[1])])
+    spec = {"families": [{"family": "linear"}], "features": ["all", "single"]}
+    clf = MultipleKernelClassifier(algorithm="uniform", kernels=spec).fit(frame, y)
+    assert list(clf.kernel_names_) == ["linear@all"] + [f"linear@col_{j}" for j in range(6)]
+    plain = clone(clf).fit(X, y)
+    assert plain.kernel_names_[1] == "linear@x0"
+
+
+# --- warnings for kernels that cannot help --------------------------------------------
+
+
+def test_degenerate_kernels_finds_identity_and_constant_kernels():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(30, 4))
+    block = np.stack([Z @ Z.T, np.eye(30) * 2.0, np.full((30, 30), 0.5), np.zeros((30, 30))])
+    assert degenerate_kernels(block) == ([1], [2, 3])
+    near_identity = np.eye(30) + 1e-3 * np.exp(-rng.random((30, 30)))
+    assert degenerate_kernels(near_identity[None]) == ([], [])  # 1e-3 is information
+    assert degenerate_kernels(np.ones((3, 1, 1))) == ([], [])  # one row: nothing to tell
+
+
+def test_fit_warns_about_identity_and_constant_kernels(data):
+    X, y = data
+    narrow = {"families": [{"family": "gaussian", "widths": [0.01, 2.0]}]}
+    with pytest.warns(DegenerateKernelWarning, match=r"identity .*gaussian\(0.01\)@all"):
+        MultipleKernelClassifier(algorithm="uniform", kernels=narrow).fit(X, y)
+    X_const = X.copy()
+    X_const[:, 2] = 3.0
+    single = {"families": [{"family": "linear"}], "features": ["single"]}
+    with pytest.warns(DegenerateKernelWarning, match=r"constant .*: linear@x2$"):
+        MultipleKernelClassifier(algorithm="uniform", kernels=single).fit(X_const, y)
+    with pytest.warns(DegenerateKernelWarning, match="every feature of X is constant"):
+        MultipleKernelRegressor(kernels=SMALL_BANK).fit(np.ones((20, 3)), np.arange(20.0))
+    factored = {"kind": "nystroem", "rank": 20}
+    with pytest.warns(DegenerateKernelWarning, match="identity"):
+        MultipleKernelClassifier(
+            algorithm="level", kernels=narrow, representation=factored, random_state=0
+        ).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        MultipleKernelClassifier(kernels=SMALL_BANK).fit(X, y)
+
+
+def test_the_default_bank_has_no_identity_kernel_on_many_standardised_features():
+    """Widths 2^-1..2^6 per feature: on 30 standardised features the old
+    default's unscaled 0.125 was numerically the identity (and the README's
+    example put an L1 method's largest weight on it)."""
+    X, y = make_classification(n_samples=200, n_features=30, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    specs = expand_bank_spec(DEFAULT_KERNELS, 30)
+    widths = [s.param for s in specs if s.family == "gaussian"]
+    np.testing.assert_allclose(widths, 2.0 ** np.arange(-1, 7) * np.sqrt(30))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        MultipleKernelClassifier(algorithm="level").fit(X, y)
+    # single-feature kernels keep the widths as given
+    one = {**DEFAULT_KERNELS, "features": ["single"]}
+    assert [s.param for s in expand_bank_spec(one, 3)][:8] == list(2.0 ** np.arange(-1, 7))
+    with pytest.raises(mkl.InputError, match="widths_scale must be one of"):
+        expand_bank_spec(
+            {"families": [{"family": "gaussian", "widths": [1.0], "widths_scale": "sqrt"}]}, 3
+        )
+
+
+# --- the weights figure ----------------------------------------------------------------
+
+
+def test_plot_weights_draws_one_bar_per_kernel_named(data):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y = data
+    clf = MultipleKernelClassifier(algorithm="level", kernels=SMALL_BANK).fit(X, y)
+    ax = mkl.plot_weights(clf)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(clf.kernel_names_)
+    np.testing.assert_allclose([b.get_width() for b in ax.patches], clf.weights_)
+    top = mkl.plot_weights(clf, top=1)
+    assert [t.get_text() for t in top.get_yticklabels()] == [
+        clf.kernel_names_[np.argmax(clf.weights_)]
+    ]
+    # one-vs-rest: a series per class; a bank-level estimator: K[m] or given names
+    X3, y3 = load_iris(return_X_y=True)
+    multi = MultipleKernelClassifier(kernels=SMALL_BANK).fit(X3, y3)
+    ax = mkl.plot_weights(multi)
+    assert len(ax.patches) == 3 * 3 and ax.get_legend() is not None
+    est = clf.estimator_
+    assert mkl.plot_weights(est).get_yticklabels()[0].get_text() == "K[0]"
+    with pytest.raises(mkl.InputError, match="2 names for 3 kernel weights"):
+        mkl.plot_weights(est, names=["a", "b"])
+    with pytest.raises(Exception, match="not fitted"):
+        mkl.plot_weights(MultipleKernelClassifier())
+    plt.close("all")
