@@ -268,3 +268,54 @@ def test_plot_weights_draws_one_bar_per_kernel_named(data):
     with pytest.raises(Exception, match="not fitted"):
         mkl.plot_weights(MultipleKernelClassifier())
     plt.close("all")
+
+
+# --- factor maps kept for predict -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "representation",
+    [
+        {"kind": "nystroem", "rank": 30, "seed": 4},
+        {"kind": "rff", "dimension": 40, "seed": 4},
+        {"kind": "exact"},
+    ],
+)
+def test_predict_from_the_kept_maps_equals_the_bank_of_train_and_test(data, representation):
+    """The maps kept at fit give the same test factors as building the bank of
+    training and test rows together (the workflow's construction), so
+    predict needs neither the training rows nor the landmarks' eigenproblem."""
+    from mkl.banks.factor_builders import compute_factor_bank
+
+    X, y = data
+    if representation["kind"] == "exact":
+        spec = {"families": [{"family": "linear"}], "features": ["all", "single"]}
+    elif representation["kind"] == "rff":
+        spec = {
+            "families": [{"family": "gaussian", "widths": [1.0, 4.0]}],
+            "normalise": "unit_trace",
+        }
+    else:
+        spec = {**SMALL_BANK, "features": ["all", "single"]}
+    clf = MultipleKernelClassifier(algorithm="level", kernels=spec, representation=representation)
+    clf.fit(X[:120], y[:120])
+    assert clf.X_fit_ is None  # the training rows are not kept
+    both = compute_factor_bank(clf.kernel_specs_, X[:120], X[120:], clf.representation_)
+    np.testing.assert_allclose(clf.factor_maps_.test_bank(X[120:]).test, both.test, atol=1e-12)
+    np.testing.assert_allclose(
+        clf.decision_function(X[120:]), clf.estimator_.decision_function(both), atol=1e-10
+    )
+
+
+def test_a_bank_of_test_factors_alone_predicts_and_cannot_be_fitted(data):
+    from mkl.banks.factor_builders import nystroem_bank
+
+    X, y = data
+    specs = expand_bank_spec(SMALL_BANK, X.shape[1])
+    bank = nystroem_bank(specs, X[:120], X[120:], rank=25, y_train=y[:120])
+    est = mkl.make_estimator("level").fit(bank)
+    alone = mkl.FactorBank.of_test_factors([bank.factor(m, "test") for m in range(len(specs))])
+    assert alone.n_train == 0 and alone.n_test == 40
+    np.testing.assert_array_equal(est.decision_function(alone), est.decision_function(bank))
+    with pytest.raises(mkl.InputError, match="test factors only"):
+        mkl.make_estimator("level").fit(alone, y[120:])

@@ -170,6 +170,11 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
                     "take factor banks: uniform, single_best, linear, simplemkl, silp, "
                     "level, lp_newton, lp_cutting_plane, lp_analytic, gmkl, smkl, easymkl"
                 )
+            if K.n_train == 0:
+                raise InputError(
+                    "this FactorBank holds test factors only (FactorBank.of_test_factors): "
+                    "fit needs the training factors"
+                )
             return K, K.n_train
         K = as_kernel_array(K, "K")
         return K, K.shape[1]

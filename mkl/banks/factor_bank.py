@@ -169,7 +169,30 @@ class FactorBank:
         bank._set(Z, ranks, test, names, y_train, y_test)
         return bank
 
-    def _set(self, Z, ranks, Z_test, names, y_train, y_test):
+    @classmethod
+    def of_test_factors(cls, test: Sequence, names=None, y_test=None) -> FactorBank:
+        """A bank of test factors alone (a list of M arrays (n_test, r_m)), for
+        ``predict`` of an estimator fitted on factors: its decision values
+        need only T_m and the w = Z'beta it kept, not the training factors.
+        It has no training rows (``n_train`` 0): ``fit`` refuses it."""
+        test = [_as_factor(T, f"test[{m}]") for m, T in enumerate(test)]
+        if not test:
+            raise InputError("a FactorBank needs at least one kernel")
+        n_test = test[0].shape[0]
+        for m, T in enumerate(test):
+            if T.shape[0] != n_test:
+                raise InputError(f"test[{m}] has {T.shape[0]} rows but test[0] has {n_test}")
+        sparse = any(sp.issparse(T) for T in test)
+        dtype = np.float32 if all(T.dtype == np.float32 for T in test) else np.float64
+        Z_test = _stack(test, sparse, dtype)
+        R = Z_test.shape[1]
+        no_rows = sp.csr_matrix((0, R), dtype=dtype) if sparse else np.empty((0, R), dtype)
+        ranks = np.array([T.shape[1] for T in test], dtype=np.int64)
+        bank = cls.__new__(cls)
+        bank._set(no_rows, ranks, Z_test, names, None, y_test, test_only=True)
+        return bank
+
+    def _set(self, Z, ranks, Z_test, names, y_train, y_test, test_only=False):
         self.train = Z
         self.test = Z_test
         self.ranks = ranks
@@ -179,7 +202,7 @@ class FactorBank:
             raise InputError(f"{len(names)} names for {M} kernels")
         self.names = None if names is None else [str(s) for s in names]
         n = Z.shape[0]
-        if n == 0:
+        if n == 0 and not test_only:
             raise InputError("the training factors have no rows")
         self.y_train = None if y_train is None else np.asarray(y_train)
         self.y_test = None if y_test is None else np.asarray(y_test)

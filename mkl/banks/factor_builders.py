@@ -15,7 +15,9 @@
 * :func:`linear_group_bank` -- exact linear kernels on groups of features.
 * :func:`exact_factor_bank` -- exact factors of a bank spec's linear kernels
   (all features, or one feature each); :func:`compute_factor_bank` builds the
-  factors of a bank spec in an experiment's ``representation`` (the workflow).
+  factors of a bank spec in an experiment's ``representation`` (the workflow),
+  :func:`compute_factor_maps` the same training factors and the fitted maps
+  (:class:`FactorMaps`) that give test rows their factors alone (the front ends).
 
 Normalisations act on the factors exactly as on the kernel Z Z' they represent
 (:func:`normalise_factors`; the same definitions as ``mkl.kernels``): unit trace
@@ -49,7 +51,7 @@ def normalise_factors(Z, T, how: str):
     if how == "none":
         return Z, T, 1.0
     if how == "unit_diagonal":
-        return _unit_rows(Z), (None if T is None else _unit_rows(T)), 1.0
+        return _unit_rows(Z), normalise_test_factors(T, how, 1.0), 1.0
     n = Z.shape[0]
     sq = float(Z.multiply(Z).sum()) if sp.issparse(Z) else float(np.einsum("ij,ij->", Z, Z))
     if how == "unit_trace":
@@ -65,8 +67,18 @@ def normalise_factors(Z, T, how: str):
             )
     if not np.isfinite(f) or f <= 0:
         raise InputError(f"cannot normalise to {how}: the training block's factor is {f}")
-    root = np.sqrt(f)
-    return Z / root, (None if T is None else T / root), f
+    return Z / np.sqrt(f), normalise_test_factors(T, how, f), f
+
+
+def normalise_test_factors(T, how: str, divisor: float):
+    """Test factors T normalised as :func:`normalise_factors` normalised them
+    beside their training factors, whose ``divisor`` it returned: the cosine
+    per row, the others by the training block's divisor."""
+    if T is None or how == "none":
+        return T
+    if how == "unit_diagonal":
+        return _unit_rows(T)
+    return T / np.sqrt(divisor)
 
 
 def _unit_rows(Z):
@@ -90,6 +102,89 @@ def _select(X, feature: int):
     return X if feature == ALL_FEATURES else X[:, [feature]]
 
 
+class FactorMaps:
+    """The fitted maps x -> z_m(x) of a factor bank's kernels, so that test
+    rows get their factors from the maps alone (a front end's ``predict``:
+    O(n_test r M), not the training factors again).
+
+    ``kind`` nystroem: z_m(x) = k_m(x, L) P_m with the landmarks L and the
+    projections P_m = U Lambda^{-1/2} (:func:`nystroem_bank`); rff:
+    z_m(x) = sqrt(2/D) cos(x W / width_m + b) (:func:`random_fourier_bank`);
+    exact: the feature columns. Then each kernel's normalisation with the
+    training block's divisor (:func:`normalise_test_factors`)."""
+
+    def __init__(self, kind, specs, dtype, basis=None, phases=None):
+        self.kind = kind
+        self.specs = list(specs)
+        self.dtype = np.dtype(dtype)
+        self.basis = basis  # Nystroem: the landmarks (rank, d); rff: W (d, D)
+        self.phases = phases  # rff: b (D,)
+        self.projections: list = []  # Nystroem: P_m per kernel
+        self.divisors: list[float] = []  # the training blocks' normalisation divisors
+
+    def raw(self, m: int, X: np.ndarray) -> np.ndarray:
+        """z_m(x) before normalisation, for the rows of X."""
+        spec = self.specs[m]
+        if self.kind == "nystroem":
+            return kernel_function(spec, X, self.basis) @ self.projections[m]
+        if self.kind == "rff":
+            rows = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
+            scale = np.sqrt(2.0 / self.basis.shape[1])
+            return scale * np.cos(
+                _select(X, spec.feature) @ (self.basis[rows] / spec.param) + self.phases
+            )
+        return _select(X, spec.feature)
+
+    def fit_kernel(self, m: int, X_train: np.ndarray) -> np.ndarray:
+        """Kernel m's normalised training factor, its divisor kept."""
+        Z, _, divisor = normalise_factors(self.raw(m, X_train), None, self.specs[m].normalise)
+        self.divisors.append(divisor)
+        return Z.astype(self.dtype)
+
+    def transform(self, X) -> list[np.ndarray]:
+        """The test factors (n_test, r_m) of the rows of X, one per kernel."""
+        X = check_features(X, "X_test")
+        if self.basis is not None and self.kind == "nystroem":
+            check_same_features(self.basis, X)
+        return [
+            normalise_test_factors(self.raw(m, X), spec.normalise, self.divisors[m]).astype(
+                self.dtype
+            )
+            for m, spec in enumerate(self.specs)
+        ]
+
+    def test_bank(self, X) -> FactorBank:
+        """A FactorBank of the test factors of X alone (predict's input)."""
+        return FactorBank.of_test_factors(self.transform(X), names=[s.label() for s in self.specs])
+
+
+def nystroem_maps(
+    specs: Sequence[KernelSpec], X_train, rank: int = 200, random_state=0, dtype=np.float64
+) -> tuple[FactorMaps, list[np.ndarray]]:
+    """The Nystroem maps of ``specs`` and the training factors (:func:`nystroem_bank`)."""
+    X_train = check_features(X_train, "X_train")
+    n = X_train.shape[0]
+    if not (isinstance(rank, (int, np.integer)) and 1 <= rank <= n):
+        raise InputError(
+            f"rank must be an integer in [1, {n}] (the number of training points "
+            f"that can serve as landmarks), got {rank!r}"
+        )
+    landmarks = X_train[np.random.default_rng(random_state).choice(n, rank, replace=False)]
+    maps = FactorMaps("nystroem", specs, dtype, basis=landmarks)
+    train = []
+    for m, spec in enumerate(specs):
+        if spec.family == "identity":
+            raise InputError("the identity kernel has no low-rank approximation (Nystroem)")
+        K_LL = kernel_function(spec, landmarks, landmarks, same=True)
+        lam, U = np.linalg.eigh((K_LL + K_LL.T) / 2)
+        keep = lam > NYSTROEM_RCOND * max(lam[-1], 0.0)
+        if not keep.any():
+            raise InputError(f"{spec.label()}: the landmarks' kernel matrix is zero")
+        maps.projections.append(U[:, keep] / np.sqrt(lam[keep]))
+        train.append(maps.fit_kernel(m, X_train))
+    return maps, train
+
+
 def nystroem_bank(
     specs: Sequence[KernelSpec],
     X_train,
@@ -105,32 +200,35 @@ def nystroem_bank(
     by all kernels. ``rank`` must be at most n_train; each factor has at most
     ``rank`` columns (fewer where k(L, L) is numerically singular)."""
     X_train = check_features(X_train, "X_train")
-    n = X_train.shape[0]
-    if not (isinstance(rank, (int, np.integer)) and 1 <= rank <= n):
-        raise InputError(
-            f"rank must be an integer in [1, {n}] (the number of training points "
-            f"that can serve as landmarks), got {rank!r}"
-        )
     if X_test is not None:
         X_test = check_features(X_test, "X_test")
         check_same_features(X_train, X_test)
-    landmarks = X_train[np.random.default_rng(random_state).choice(n, rank, replace=False)]
-    train, test = [], []
-    for spec in specs:
-        if spec.family == "identity":
-            raise InputError("the identity kernel has no low-rank approximation (Nystroem)")
-        K_LL = kernel_function(spec, landmarks, landmarks, same=True)
-        lam, U = np.linalg.eigh((K_LL + K_LL.T) / 2)
-        keep = lam > NYSTROEM_RCOND * max(lam[-1], 0.0)
-        if not keep.any():
-            raise InputError(f"{spec.label()}: the landmarks' kernel matrix is zero")
-        map_ = U[:, keep] / np.sqrt(lam[keep])
-        Z = kernel_function(spec, X_train, landmarks) @ map_
-        T = None if X_test is None else kernel_function(spec, X_test, landmarks) @ map_
-        Z, T, _ = normalise_factors(Z, T, spec.normalise)
-        train.append(Z.astype(dtype))
-        test.append(None if T is None else T.astype(dtype))
-    return _spec_bank(specs, train, None if X_test is None else test, y_train, y_test)
+    maps, train = nystroem_maps(specs, X_train, rank, random_state, dtype)
+    test = None if X_test is None else maps.transform(X_test)
+    return _spec_bank(specs, train, test, y_train, y_test)
+
+
+def random_fourier_maps(
+    specs: Sequence[KernelSpec], X_train, n_components: int = 200, random_state=0, dtype=np.float64
+) -> tuple[FactorMaps, list[np.ndarray]]:
+    """The random Fourier maps of ``specs`` and the training factors
+    (:func:`random_fourier_bank`)."""
+    X_train = check_features(X_train, "X_train")
+    if not (isinstance(n_components, (int, np.integer)) and n_components >= 1):
+        raise InputError(f"n_components must be a positive integer, got {n_components!r}")
+    rng = np.random.default_rng(random_state)
+    W = rng.normal(size=(X_train.shape[1], n_components))
+    b = rng.uniform(0.0, 2.0 * np.pi, size=n_components)
+    maps = FactorMaps("rff", specs, dtype, basis=W, phases=b)
+    train = []
+    for m, spec in enumerate(specs):
+        if spec.family != "gaussian":
+            raise InputError(
+                f"random Fourier features approximate Gaussian kernels only, got {spec.label()}"
+            )
+        check_feature(spec, X_train.shape[1])
+        train.append(maps.fit_kernel(m, X_train))
+    return maps, train
 
 
 def random_fourier_bank(
@@ -147,34 +245,12 @@ def random_fourier_bank(
     (k(x, z) = exp(-||x - z||^2 / (2 width^2))), ``n_components`` features each,
     one seeded draw of W and b shared by the bank."""
     X_train = check_features(X_train, "X_train")
-    if not (isinstance(n_components, (int, np.integer)) and n_components >= 1):
-        raise InputError(f"n_components must be a positive integer, got {n_components!r}")
     if X_test is not None:
         X_test = check_features(X_test, "X_test")
         check_same_features(X_train, X_test)
-    rng = np.random.default_rng(random_state)
-    W = rng.normal(size=(X_train.shape[1], n_components))
-    b = rng.uniform(0.0, 2.0 * np.pi, size=n_components)
-    scale = np.sqrt(2.0 / n_components)
-    train, test = [], []
-    for spec in specs:
-        if spec.family != "gaussian":
-            raise InputError(
-                f"random Fourier features approximate Gaussian kernels only, got {spec.label()}"
-            )
-        check_feature(spec, X_train.shape[1])
-        rows = slice(None) if spec.feature == ALL_FEATURES else [spec.feature]
-        Wm = W[rows] / spec.param
-
-        def features(X, Wm=Wm, feature=spec.feature):
-            return scale * np.cos(_select(X, feature) @ Wm + b)
-
-        Z, T, _ = normalise_factors(
-            features(X_train), None if X_test is None else features(X_test), spec.normalise
-        )
-        train.append(Z.astype(dtype))
-        test.append(None if T is None else T.astype(dtype))
-    return _spec_bank(specs, train, None if X_test is None else test, y_train, y_test)
+    maps, train = random_fourier_maps(specs, X_train, n_components, random_state, dtype)
+    test = None if X_test is None else maps.transform(X_test)
+    return _spec_bank(specs, train, test, y_train, y_test)
 
 
 def rank_one_bank(
@@ -292,6 +368,37 @@ def compute_factor_bank(
     if kind == "exact":
         return exact_factor_bank(specs, X_train, X_test, **common)
     raise InputError(f"unknown factor representation {kind!r}; known: nystroem, rff, exact")
+
+
+def compute_factor_maps(
+    specs: Sequence[KernelSpec], X_train, representation: dict, dtype=np.float64
+) -> tuple[FactorMaps, FactorBank]:
+    """The maps of ``specs`` in a ``representation`` (as
+    :func:`compute_factor_bank`'s) and the FactorBank of the training factors:
+    what a front end keeps to predict from test rows alone."""
+    kind = representation.get("kind")
+    seed = representation.get("seed", 0)
+    if kind == "nystroem":
+        maps, train = nystroem_maps(specs, X_train, int(representation["rank"]), seed, dtype)
+    elif kind == "rff":
+        maps, train = random_fourier_maps(
+            specs, X_train, int(representation["dimension"]), seed, dtype
+        )
+    elif kind == "exact":
+        X_train = check_features(X_train, "X_train")
+        bad = sorted({s.family for s in specs if s.family != "linear"})
+        if bad:
+            raise InputError(
+                f"exact factors exist for linear kernels only, the bank has {bad}: "
+                "use the nystroem or rff representation for them"
+            )
+        maps = FactorMaps("exact", specs, dtype)
+        for spec in specs:
+            check_feature(spec, X_train.shape[1])
+        train = [maps.fit_kernel(m, X_train) for m in range(len(specs))]
+    else:
+        raise InputError(f"unknown factor representation {kind!r}; known: nystroem, rff, exact")
+    return maps, _spec_bank(specs, train, None, None, None)
 
 
 def _features_pair(X_train, X_test):

@@ -235,13 +235,14 @@ class _FeatureBankEstimator(BaseEstimator):
             del K
             self.normalisation_factors_ = factors
         else:
-            from ..banks.factor_builders import compute_factor_bank
+            from ..banks.factor_builders import compute_factor_maps
 
-            bank = compute_factor_bank(specs, X, None, rep, dtype)
+            maps, bank = compute_factor_maps(specs, X, rep, dtype)
             warn_degenerate_kernels(bank.rows(np.arange(rows)).dense(), names, X)
             estimator.fit(bank, y)
             del bank
             self.normalisation_factors_ = None
+            self.factor_maps_ = maps
         self.estimator_ = estimator
         self.representation_ = rep
         self.kernel_specs_ = specs
@@ -250,7 +251,8 @@ class _FeatureBankEstimator(BaseEstimator):
         for name in FIT_SUMMARY:
             if hasattr(estimator, name):
                 setattr(self, name, getattr(estimator, name))
-        self.X_fit_ = X
+        # the dense test block needs the training rows; factors need only their maps
+        self.X_fit_ = X if rep["kind"] == "dense" else None
         self._bank_dtype = dtype
         return self
 
@@ -261,14 +263,9 @@ class _FeatureBankEstimator(BaseEstimator):
         X = _validated(self, X, dtype=np.float64, reset=False)
         dtype = self._bank_dtype
         if self.representation_["kind"] != "dense":
-            from ..banks.factor_builders import compute_factor_bank
-
-            # the same seeded construction as in fit gives the same training
-            # factors; only the test factors are new
-            bank = compute_factor_bank(
-                self.kernel_specs_, self.X_fit_, X, self.representation_, dtype
-            )
-            return self.estimator_.decision_function(bank)
+            # the maps kept from fit give the test rows their factors: O(n_test r M),
+            # no landmark eigendecomposition or training factor again
+            return self.estimator_.decision_function(self.factor_maps_.test_bank(X))
         row_bytes = len(self.kernel_specs_) * self.X_fit_.shape[0] * dtype.itemsize
         chunk = max(1, TEST_BLOCK_CHUNK_BYTES // row_bytes)
         scores = [
@@ -359,6 +356,10 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         else ``@x<index>``.
     representation_ : dict
         The representation used (``{"kind": "dense"}``, or the factors').
+    factor_maps_ : FactorMaps
+        With factors: the fitted maps (Nystroem landmarks and projections,
+        random Fourier draws, normalisation divisors) that give test rows
+        their factors at ``predict`` (:class:`mkl.banks.factor_builders.FactorMaps`).
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
     """
