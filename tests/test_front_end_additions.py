@@ -319,3 +319,88 @@ def test_a_bank_of_test_factors_alone_predicts_and_cannot_be_fitted(data):
     np.testing.assert_array_equal(est.decision_function(alone), est.decision_function(bank))
     with pytest.raises(mkl.InputError, match="test factors only"):
         mkl.make_estimator("level").fit(alone, y[120:])
+
+
+# --- views: kernels on groups of columns ------------------------------------------------
+
+
+def test_views_are_the_banks_of_their_columns_side_by_side(data):
+    """A view's kernels are the bank of its columns alone; the fit is the
+    bank-level estimator's on the views' banks stacked; weights sum per view."""
+    from mkl.kernels.dense import compute_bank
+
+    X, y = data
+    linear = {"families": [{"family": "linear"}], "normalise": "unit_trace"}
+    views = [("first", [0, 1, 2]), ("last", slice(3, None), linear)]
+    clf = MultipleKernelClassifier(algorithm="level", kernels=SMALL_BANK, views=views, C=10.0)
+    clf.fit(X[:120], y[:120])
+    assert list(clf.kernel_names_) == [
+        "first:gaussian(1)@all",
+        "first:gaussian(4)@all",
+        "first:polynomial(1)@all",
+        "last:linear@all",
+    ]
+    K1, T1, _ = compute_bank(expand_bank_spec(SMALL_BANK, 3), X[:120, :3], X[120:, :3])
+    K2, T2, _ = compute_bank(expand_bank_spec(linear, 3), X[:120, 3:], X[120:, 3:])
+    est = mkl.make_estimator("level", C=10.0).fit(np.concatenate([K1, K2]), y[:120])
+    np.testing.assert_allclose(clf.weights_, est.weights_, atol=1e-12)
+    np.testing.assert_allclose(
+        clf.decision_function(X[120:]),
+        est.decision_function(np.concatenate([T1, T2])),
+        atol=1e-10,
+    )
+    assert clf.view_weights_ == pytest.approx(
+        {"first": clf.weights_[:3].sum(), "last": clf.weights_[3]}
+    )
+    np.testing.assert_array_equal(clf.views_["last"], [3, 4, 5])
+
+
+def test_views_by_column_name_on_factors_and_single_features(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d", "e", "f"])
+    single = {"families": [{"family": "gaussian", "widths": [2.0]}], "features": ["single"]}
+    views = [("ab", ["a", "b"], single), ("rest", ["c", "d", "e", "f"])]
+    rep = {"kind": "nystroem", "rank": 25, "seed": 1}
+    clf = MultipleKernelClassifier(
+        algorithm="level", kernels=SMALL_BANK, views=views, representation=rep
+    ).fit(frame.iloc[:120], y[:120])
+    assert list(clf.kernel_names_[:2]) == ["ab:gaussian(2)@a", "ab:gaussian(2)@b"]
+    assert len(clf.kernel_names_) == 5 and len(clf.factor_maps_) == 2
+    scores = clf.decision_function(frame.iloc[120:])
+    assert scores.shape == (40,) and np.isfinite(scores).all()
+    # the same as the factors of each view's columns built with train and test together
+    from mkl.banks.factor_builders import compute_factor_bank
+
+    banks = [
+        compute_factor_bank(
+            clf.kernel_specs_[i:j], X[:120, cols], X[120:, cols], clf.representation_
+        )
+        for (i, j, cols) in ((0, 2, [0, 1]), (2, 5, [2, 3, 4, 5]))
+    ]
+    test = [b.factor(m, "test") for b in banks for m in range(b.n_kernels)]
+    expected = clf.estimator_.decision_function(mkl.FactorBank.of_test_factors(test))
+    np.testing.assert_allclose(scores, expected, atol=1e-10)
+    reg = MultipleKernelRegressor(kernels=SMALL_BANK, views=[("one", [0]), ("two", [1, 2])])
+    reg.fit(X, X[:, 0] - X[:, 1])
+    assert set(reg.view_weights_) == {"one", "two"}
+
+
+@pytest.mark.parametrize(
+    "views, match",
+    [
+        ("abc", "non-empty list"),
+        ([], "non-empty list"),
+        ([("a",)], r"\(name, columns\)"),
+        ([("a", [0]), ("a", [1])], "two views are named 'a'"),
+        ([("a", [9])], r"column 9 is not an index in \[0, 6\)"),
+        ([("a", ["age"])], "no column named 'age'"),
+        ([("a", [])], "view 'a' has no columns"),
+        ([("a", [0], {**SMALL_BANK, "dtype": "float32"})], "view 'a' sets dtype"),
+        ([("a", [0], {"families": [{"family": "nope"}]})], "unknown kernel family"),
+    ],
+)
+def test_bad_views_name_the_problem(data, views, match):
+    X, y = data
+    with pytest.raises(mkl.InputError, match=match):
+        MultipleKernelClassifier(kernels=SMALL_BANK, views=views).fit(X, y)

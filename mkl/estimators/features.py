@@ -158,7 +158,10 @@ class _FeatureBankEstimator(BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _bank_spec(self) -> dict:
-        spec = DEFAULT_KERNELS if self.kernels is None else self.kernels
+        return self._checked_spec(DEFAULT_KERNELS if self.kernels is None else self.kernels)
+
+    @staticmethod
+    def _checked_spec(spec) -> dict:
         if not isinstance(spec, Mapping):
             raise InputError(
                 f"kernels must be a bank specification (a mapping with 'families'), "
@@ -216,38 +219,137 @@ class _FeatureBankEstimator(BaseEstimator):
             )
         return rep
 
+    # ------------------------------------------------------------ views
+    def _view_parts(self, spec: Mapping, n_features: int) -> list[tuple]:
+        """(view name or None, column indices, bank spec) for each part of the
+        bank: the ``views``, or one part of every column and ``kernels``."""
+        if self.views is None:
+            return [(None, np.arange(n_features), spec)]
+        if isinstance(self.views, (str, Mapping)) or not self.views:
+            raise InputError(
+                "views must be a non-empty list of (name, columns) or (name, columns, "
+                f"kernels) tuples, got {self.views!r}"
+            )
+        names = getattr(self, "feature_names_in_", None)
+        parts, seen = [], set()
+        for view in self.views:
+            if not isinstance(view, (tuple, list)) or len(view) not in (2, 3):
+                raise InputError(
+                    f"a view is (name, columns) or (name, columns, kernels), got {view!r}"
+                )
+            name, columns = str(view[0]), view[1]
+            if name in seen:
+                raise InputError(f"two views are named {name!r}")
+            seen.add(name)
+            own = view[2] if len(view) == 3 and view[2] is not None else spec
+            if own is not spec:
+                own = self._checked_spec(own)
+                for key in ("representation", "dtype"):
+                    if key in own and own[key] != spec.get(key):
+                        raise InputError(
+                            f"view {name!r} sets {key}: set it once, in kernels, for the bank"
+                        )
+            parts.append((name, self._view_columns(name, columns, names, n_features), own))
+        return parts
+
+    @staticmethod
+    def _view_columns(name, columns, feature_names, n_features) -> np.ndarray:
+        """A view's columns as indices: a slice, indices, or names of X's columns."""
+        if isinstance(columns, slice):
+            cols = np.arange(n_features)[columns]
+        else:
+            listed = [columns] if isinstance(columns, (str, numbers.Integral)) else list(columns)
+            cols = []
+            for c in listed:
+                if isinstance(c, str):
+                    if feature_names is None or c not in list(feature_names):
+                        raise InputError(
+                            f"view {name!r}: no column named {c!r} (columns are named when "
+                            "X is a DataFrame)"
+                        )
+                    cols.append(list(feature_names).index(c))
+                elif isinstance(c, numbers.Integral) and 0 <= c < n_features:
+                    cols.append(int(c))
+                else:
+                    raise InputError(
+                        f"view {name!r}: column {c!r} is not an index in [0, {n_features})"
+                    )
+            cols = np.array(cols, dtype=np.int64)
+        if cols.size == 0:
+            raise InputError(f"view {name!r} has no columns")
+        return cols
+
     # ------------------------------------------------------------ fit
     def _fit_on_bank(self, X, y):
-        """Compute the bank of ``kernels`` on X (validated) and fit the inner
-        estimator on it with targets y."""
+        """Compute the bank of ``kernels`` (or of each of the ``views``) on X
+        (validated) and fit the inner estimator on it with targets y."""
         spec = self._bank_spec()
         estimator = self._inner_estimator()
-        specs = expand_bank_spec(spec, X.shape[1], single_features=single_features(spec, X))
+        feature_names = getattr(self, "feature_names_in_", None)
+        column_names = (
+            np.array([f"x{j}" for j in range(X.shape[1])], dtype=object)
+            if feature_names is None
+            else feature_names
+        )
+        parts, specs, names = [], [], []
+        for view, cols, spec_v in self._view_parts(spec, X.shape[1]):
+            X_v = X[:, cols]
+            specs_v = expand_bank_spec(
+                spec_v, len(cols), single_features=single_features(spec_v, X_v)
+            )
+            labels = [s.label(column_names[cols]) for s in specs_v]
+            names += labels if view is None else [f"{view}:{label}" for label in labels]
+            parts.append((view, cols, specs_v))
+            specs += specs_v
+        names = np.array(names, dtype=object)
         rep = self._resolve_representation(spec, len(specs), X.shape[0], estimator)
         dtype = bank_dtype(spec)
-        feature_names = getattr(self, "feature_names_in_", None)
-        names = np.array([s.label(feature_names) for s in specs], dtype=object)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
-            K, _, factors = compute_bank(specs, X, dtype=dtype)
+            K = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=dtype)
+            factors, start = np.ones(len(specs)), 0
+            for _, cols, specs_v in parts:
+                stop = start + len(specs_v)
+                K[start:stop], _, factors[start:stop] = compute_bank(
+                    specs_v, X[:, cols], dtype=dtype
+                )
+                start = stop
             warn_degenerate_kernels(K[:, :rows, :rows], names, X)
             estimator.fit(K, y)
             del K
             self.normalisation_factors_ = factors
+            self.factor_maps_ = None
         else:
+            from ..banks.factor_bank import FactorBank
             from ..banks.factor_builders import compute_factor_maps
 
-            maps, bank = compute_factor_maps(specs, X, rep, dtype)
+            maps, train = [], []
+            for _, cols, specs_v in parts:
+                maps_v, bank_v = compute_factor_maps(specs_v, X[:, cols], rep, dtype)
+                maps.append(maps_v)
+                train += [bank_v.factor(m) for m in range(bank_v.n_kernels)]
+            bank = FactorBank(train, names=list(names))
+            del train
             warn_degenerate_kernels(bank.rows(np.arange(rows)).dense(), names, X)
             estimator.fit(bank, y)
             del bank
             self.normalisation_factors_ = None
-            self.factor_maps_ = maps
+            self.factor_maps_ = maps[0] if self.views is None else maps
         self.estimator_ = estimator
         self.representation_ = rep
         self.kernel_specs_ = specs
         self.kernel_names_ = names
         self.weights_ = estimator.weights_
+        self._parts = [(cols, len(specs_v)) for _, cols, specs_v in parts]
+        if self.views is not None:
+            self.views_ = {view: cols for view, cols, _ in parts}
+            weights = np.atleast_2d(self.weights_)
+            sums, start = {}, 0
+            for view, _, specs_v in parts:
+                total = weights[:, start : start + len(specs_v)].sum(axis=1)
+                sums[view] = float(total[0]) if np.ndim(self.weights_) == 1 else total
+                start += len(specs_v)
+            self.view_weights_ = sums
         for name in FIT_SUMMARY:
             if hasattr(estimator, name):
                 setattr(self, name, getattr(estimator, name))
@@ -257,27 +359,43 @@ class _FeatureBankEstimator(BaseEstimator):
         return self
 
     # ------------------------------------------------------------ predict
+    def _test_block(self, X):
+        """The dense test block (M, n_test, n_train) of the rows of X, part by part."""
+        block = np.empty(
+            (len(self.kernel_specs_), X.shape[0], self.X_fit_.shape[0]), self._bank_dtype
+        )
+        start = 0
+        for cols, n_kernels in self._parts:
+            stop = start + n_kernels
+            block[start:stop] = compute_test_block(
+                self.kernel_specs_[start:stop],
+                self.X_fit_[:, cols],
+                X[:, cols],
+                self.normalisation_factors_[start:stop],
+                self._bank_dtype,
+            )
+            start = stop
+        return block
+
     def _scores(self, X):
         """The inner estimator's decision values on the rows of X."""
         check_is_fitted(self)
         X = _validated(self, X, dtype=np.float64, reset=False)
-        dtype = self._bank_dtype
         if self.representation_["kind"] != "dense":
             # the maps kept from fit give the test rows their factors: O(n_test r M),
             # no landmark eigendecomposition or training factor again
-            return self.estimator_.decision_function(self.factor_maps_.test_bank(X))
-        row_bytes = len(self.kernel_specs_) * self.X_fit_.shape[0] * dtype.itemsize
+            if self.views is None:
+                return self.estimator_.decision_function(self.factor_maps_.test_bank(X))
+            from ..banks.factor_bank import FactorBank
+
+            test = []
+            for (cols, _), maps in zip(self._parts, self.factor_maps_, strict=True):
+                test += maps.transform(X[:, cols])
+            return self.estimator_.decision_function(FactorBank.of_test_factors(test))
+        row_bytes = len(self.kernel_specs_) * self.X_fit_.shape[0] * self._bank_dtype.itemsize
         chunk = max(1, TEST_BLOCK_CHUNK_BYTES // row_bytes)
         scores = [
-            self.estimator_.decision_function(
-                compute_test_block(
-                    self.kernel_specs_,
-                    self.X_fit_,
-                    X[start : start + chunk],
-                    self.normalisation_factors_,
-                    dtype,
-                )
-            )
+            self.estimator_.decision_function(self._test_block(X[start : start + chunk]))
             for start in range(0, X.shape[0], chunk)
         ]
         return np.concatenate(scores, axis=0)
@@ -327,6 +445,15 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         Seeds the Nystroem landmarks / random Fourier draws (unless the
         representation mapping has its own ``seed``), algorithms with a
         ``random_state`` of their own and the folds of ``probability``.
+    views : list of tuples or None
+        Kernels on groups of columns ("views" of the data, e.g. clinical and
+        genomic features): ``(name, columns)`` or ``(name, columns, kernels)``
+        per view, ``columns`` a list of indices, of column names (X a
+        DataFrame) or a slice, ``kernels`` the view's bank specification
+        (default: ``kernels``). The bank is the views' banks side by side;
+        kernel names are ``name:kernel`` and ``view_weights_`` sums the weights
+        per view. ``representation`` and ``dtype`` are the bank's (set in
+        ``kernels``).
     probability : bool
         Fit Platt's sigmoid (:mod:`mkl.estimators.calibration`) on out-of-fold
         decision values of a 5-fold internal cross-validation, as
@@ -347,6 +474,11 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         The fitted estimator's (:data:`FIT_SUMMARY`): its objective, its
         relative duality or bound gap, iterations, kernels of nonzero weight,
         whether it met its tolerance, and tr K / ||K||_F of the learned kernel.
+    views_ : dict
+        With ``views``: each view's column indices, by name.
+    view_weights_ : dict
+        With ``views``: the sum of each view's kernel weights (an array per
+        class for one-vs-rest), by name.
     probability_sigmoids_ : ndarray (1, 2) or (n_classes, 2)
         Platt's (A, B) per decision column, with ``probability=True``.
     kernel_specs_ : list of KernelSpec
@@ -356,7 +488,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         else ``@x<index>``.
     representation_ : dict
         The representation used (``{"kind": "dense"}``, or the factors').
-    factor_maps_ : FactorMaps
+    factor_maps_ : FactorMaps (a list of them, one per view, with ``views``)
         With factors: the fitted maps (Nystroem landmarks and projections,
         random Fourier draws, normalisation divisors) that give test rows
         their factors at ``predict`` (:class:`mkl.banks.factor_builders.FactorMaps`).
@@ -376,6 +508,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         algorithm_params=None,
         representation="auto",
         random_state=None,
+        views=None,
         probability=False,
         verbose=False,
     ):
@@ -389,6 +522,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.algorithm_params = algorithm_params
         self.representation = representation
         self.random_state = random_state
+        self.views = views
         self.probability = probability
         self.verbose = verbose
 
@@ -485,7 +619,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
     ``algorithm`` among :func:`mkl.estimators.tasks.algorithms_for_task`
     ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
-    ``representation``, ``random_state``, ``verbose``) and ``epsilon``, the tube's
+    ``representation``, ``random_state``, ``views``, ``verbose``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
     dual coordinate descent with a regularised intercept
     (:func:`mkl.solvers.coordinate_descent.solve_factored_svr`). Fitted attributes:
@@ -506,6 +640,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         algorithm_params=None,
         representation="auto",
         random_state=None,
+        views=None,
         verbose=False,
     ):
         self.kernels = kernels
@@ -517,6 +652,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self.algorithm_params = algorithm_params
         self.representation = representation
         self.random_state = random_state
+        self.views = views
         self.verbose = verbose
 
     def _inner_estimator(self):
