@@ -47,6 +47,11 @@ def _configs_fast():
             representation={"kind": "nystroem", "rank": 20},
             random_state=0,
         ),
+        # linear kernels: exact factors, so scikit-learn's sparse-input checks run too
+        MultipleKernelClassifier(
+            algorithm="level",
+            kernels={"families": [{"family": "linear"}], "features": ["all", "single"]},
+        ),
     ]
 
 

@@ -404,3 +404,65 @@ def test_bad_views_name_the_problem(data, views, match):
     X, y = data
     with pytest.raises(mkl.InputError, match=match):
         MultipleKernelClassifier(kernels=SMALL_BANK, views=views).fit(X, y)
+
+
+# --- sparse X: linear kernels as exact factors ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sparse_data():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.random(240, 40, density=0.1, random_state=0, format="csr")
+    score = X @ rng.normal(size=40)
+    return X, (score > np.median(score)).astype(int)
+
+
+def test_sparse_x_fits_linear_kernels_as_exact_factors_and_stays_sparse(sparse_data):
+    """The same fit as dense X in exact factors (the same problem, to rounding),
+    the factors kept sparse; views of column groups and single-column
+    kernels (Xu et al.'s one kernel per term) alike."""
+    import scipy.sparse as sp
+
+    X, y = sparse_data
+    spec = {
+        "families": [{"family": "linear"}],
+        "features": ["all", "single"],
+        "normalise": "unit_trace",
+    }
+    for views in (None, [("first", slice(0, 20)), ("second", slice(20, 40))]):
+        sparse = MultipleKernelClassifier(algorithm="level", kernels=spec, C=10.0, views=views)
+        sparse.fit(X[:180], y[:180])
+        assert sparse.representation_ == {"kind": "exact"}
+        dense = clone(sparse).set_params(representation="exact").fit(X[:180].toarray(), y[:180])
+        # sparse and dense products round differently: the same optimum, to the solver's tol
+        assert sparse.objective_ == pytest.approx(dense.objective_, rel=1e-6)
+        np.testing.assert_allclose(sparse.weights_, dense.weights_, atol=1e-5)
+        np.testing.assert_allclose(
+            sparse.decision_function(X[180:]),
+            dense.decision_function(X[180:].toarray()),
+            atol=1e-5,
+        )
+    maps = sparse.factor_maps_[0]
+    assert sp.issparse(maps.transform(X[180:, :20])[0])  # test factors stay sparse
+    assert MultipleKernelClassifier(kernels=spec).__sklearn_tags__().input_tags.sparse
+    assert not MultipleKernelClassifier().__sklearn_tags__().input_tags.sparse
+    # feature_limit counts the stored entries of a sparse column
+    limited = {**spec, "feature_limit": 5}
+    clf = MultipleKernelClassifier(algorithm="uniform", kernels=limited).fit(X, y)
+    counts = np.asarray((X != 0).sum(axis=0)).ravel()
+    top = sorted(np.argsort(-counts, kind="stable")[:5])
+    assert list(clf.kernel_names_[1:]) == [f"linear@x{j}" for j in top]
+
+
+def test_sparse_x_with_other_kernels_names_the_problem(sparse_data):
+    X, y = sparse_data
+    with pytest.raises(mkl.InputError, match="only a bank of linear kernels keeps it sparse"):
+        MultipleKernelClassifier().fit(X, y)
+    linear = {"families": [{"family": "linear"}]}
+    with pytest.raises(mkl.InputError, match="use representation 'auto' or 'exact'"):
+        MultipleKernelClassifier(kernels=linear, representation="dense").fit(X, y)
+    views = [("a", [0, 1]), ("b", [2, 3], SMALL_BANK)]
+    with pytest.raises(mkl.InputError, match="only a bank of linear kernels"):
+        MultipleKernelClassifier(kernels=linear, views=views).fit(X, y)

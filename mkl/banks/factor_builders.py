@@ -142,8 +142,13 @@ class FactorMaps:
         return Z.astype(self.dtype)
 
     def transform(self, X) -> list[np.ndarray]:
-        """The test factors (n_test, r_m) of the rows of X, one per kernel."""
-        X = check_features(X, "X_test")
+        """The test factors (n_test, r_m) of the rows of X, one per kernel
+        (sparse X stays sparse for exact factors)."""
+        X = (
+            check_factor_features(X, "X_test")
+            if self.kind == "exact"
+            else check_features(X, "X_test")
+        )
         if self.basis is not None and self.kind == "nystroem":
             check_same_features(self.basis, X)
         return [
@@ -385,7 +390,7 @@ def compute_factor_maps(
             specs, X_train, int(representation["dimension"]), seed, dtype
         )
     elif kind == "exact":
-        X_train = check_features(X_train, "X_train")
+        X_train = check_factor_features(X_train, "X_train")
         bad = sorted({s.family for s in specs if s.family != "linear"})
         if bad:
             raise InputError(
@@ -401,19 +406,22 @@ def compute_factor_maps(
     return maps, _spec_bank(specs, train, None, None, None)
 
 
-def _features_pair(X_train, X_test):
-    def check(X, name):
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-            if X.dtype not in (np.float32, np.float64):
-                X = X.astype(np.float64)
-            if not np.isfinite(X.data).all():
-                raise InputError(f"{name} contains NaN or inf")
-            return X
-        return check_features(X, name)
+def check_factor_features(X, name: str):
+    """Features for exact factors: dense (checked as any features) or sparse
+    (CSR, float, finite), which stays sparse."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        if not np.isfinite(X.data).all():
+            raise InputError(f"{name} contains NaN or inf")
+        return X
+    return check_features(X, name)
 
-    Z = check(X_train, "X_train")
-    T = None if X_test is None else check(X_test, "X_test")
+
+def _features_pair(X_train, X_test):
+    Z = check_factor_features(X_train, "X_train")
+    T = None if X_test is None else check_factor_features(X_test, "X_test")
     if T is not None:
         check_same_features(Z, T)
     return Z, T

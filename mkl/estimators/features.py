@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
@@ -39,7 +40,7 @@ from ..banks.checks import degenerate_kernels
 from ..exceptions import DegenerateKernelWarning, InputError
 from ..kernels.dense import compute_bank, compute_test_block
 from ..kernels.representation import bank_representation
-from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
+from ..kernels.specs import bank_dtype, column_ranges, expand_bank_spec, single_features
 
 # features whose squares summed over a row reach this are refused: a Gaussian
 # kernel's squared distances would overflow float64 (X * 1e200 once surfaced
@@ -119,7 +120,7 @@ def warn_degenerate_kernels(block: np.ndarray, names, X: np.ndarray) -> None:
     numerically the identity or constant on a block of training rows
     (:func:`mkl.banks.checks.degenerate_kernels`), and about X whose every
     feature is constant."""
-    if X.shape[0] > 1 and not np.ptp(X, axis=0).any():
+    if X.shape[0] > 1 and not column_ranges(X).any():
         warnings.warn(
             "every feature of X is constant over the training rows: every kernel is "
             "constant and the fit cannot tell the rows apart",
@@ -183,10 +184,14 @@ class _FeatureBankEstimator(BaseEstimator):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(2**31 - 1))
 
-    def _resolve_representation(self, spec: Mapping, n_kernels: int, n: int, estimator) -> dict:
+    def _resolve_representation(
+        self, spec: Mapping, n_kernels: int, n: int, estimator, sparse: bool = False
+    ) -> dict:
         rep = self.representation
         if isinstance(rep, str) and rep == "auto":
-            if "representation" in spec:
+            if sparse:
+                rep = "exact"  # _validated_X: linear kernels only
+            elif "representation" in spec:
                 rep = spec["representation"]
             else:
                 dtype = bank_dtype(spec)
@@ -302,7 +307,9 @@ class _FeatureBankEstimator(BaseEstimator):
             parts.append((view, cols, specs_v))
             specs += specs_v
         names = np.array(names, dtype=object)
-        rep = self._resolve_representation(spec, len(specs), X.shape[0], estimator)
+        rep = self._resolve_representation(
+            spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
+        )
         dtype = bank_dtype(spec)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
@@ -380,7 +387,7 @@ class _FeatureBankEstimator(BaseEstimator):
     def _scores(self, X):
         """The inner estimator's decision values on the rows of X."""
         check_is_fitted(self)
-        X = _validated(self, X, dtype=np.float64, reset=False)
+        X = self._validated_X(X, reset=False)
         if self.representation_["kind"] != "dense":
             # the maps kept from fit give the test rows their factors: O(n_test r M),
             # no landmark eigendecomposition or training factor again
@@ -400,16 +407,52 @@ class _FeatureBankEstimator(BaseEstimator):
         ]
         return np.concatenate(scores, axis=0)
 
+    # ------------------------------------------------------------ sparse X
+    def _linear_only(self) -> bool:
+        """Whether every kernel of the bank (of every view) is linear: then exact
+        factors (X itself, its columns or groups) keep a sparse X sparse."""
+        specs = [self.kernels if self.kernels is not None else DEFAULT_KERNELS]
+        for view in self.views or ():
+            if isinstance(view, (tuple, list)) and len(view) == 3 and view[2] is not None:
+                specs.append(view[2])
+        try:
+            return all(fam.get("family") == "linear" for spec in specs for fam in spec["families"])
+        except (TypeError, KeyError, AttributeError):
+            return False  # a malformed spec: fit names the problem
+
+    def _validated_X(self, X, y="no_validation", **kwargs):
+        """X (and y) validated; sparse X accepted (as CSR) for a bank of linear
+        kernels only, which it keeps sparse in exact factors."""
+        sparse = sp.issparse(X)
+        if sparse and not self._linear_only():
+            raise InputError(
+                "sparse X: only a bank of linear kernels keeps it sparse (exact factors: "
+                "X itself, one kernel per column, or per view); this bank has other "
+                "kernels: give dense X (X.toarray()) or linear kernels"
+            )
+        if sparse and self.representation not in ("auto", "exact"):
+            raise InputError(
+                f"sparse X is held as exact factors: use representation 'auto' or 'exact', "
+                f"not {self.representation!r}"
+            )
+        return _validated(
+            self, X, y, dtype=np.float64, accept_sparse="csr" if sparse else False, **kwargs
+        )
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False  # kernels are computed on dense features
+        # Gaussian and polynomial kernels are computed on dense features; a bank
+        # of linear kernels is exact factors of X, which stay sparse
+        tags.input_tags.sparse = self._linear_only()
         return tags
 
 
 class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     """Multiple kernel learning on raw features: computes the kernel bank of
     ``kernels`` on the training rows and fits the bank-level estimator
-    ``algorithm`` on it.
+    ``algorithm`` on it. X may be sparse (scipy.sparse) when every kernel is
+    linear: the bank is then exact factors (X itself, its columns, its views'
+    columns), which stay sparse.
 
     Parameters
     ----------
@@ -544,7 +587,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         ``algorithm`` on it with labels y."""
-        X, y = _validated(self, X, y, dtype=np.float64)
+        X, y = self._validated_X(X, y)
         try:
             check_classification_targets(y)
         except ValueError as exc:
@@ -677,7 +720,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         the multiple kernel SVR on it with real targets y."""
-        X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = self._validated_X(X, y, y_numeric=True)
         return self._fit_on_bank(X, y)
 
     def predict(self, X):

@@ -289,10 +289,12 @@ def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:
     """The k features non-zero in the most training rows (ties: lower index
     first), in index order: e.g. the k terms found in most training documents,
     whose per-term kernels an experiment keeps (kernels: ``feature_limit``)."""
-    X_train = np.asarray(X_train)
     if k < 1:
         raise InputError(f"feature_limit must be >= 1, got {k}")
-    counts = np.count_nonzero(X_train, axis=0)
+    if hasattr(X_train, "tocsr"):  # scipy.sparse: the nonzero entries per column
+        counts = np.asarray((X_train != 0).sum(axis=0)).ravel()
+    else:
+        counts = np.count_nonzero(np.asarray(X_train), axis=0)
     order = np.lexsort((np.arange(X_train.shape[1]), -counts))
     return sorted(int(j) for j in order[:k])
 
@@ -302,8 +304,14 @@ def varying_features(X_train: np.ndarray) -> list[int]:
     the terms of the training vocabulary not in every training document alike):
     a constant feature's kernel is constant, zero once the features are centred,
     and has no unit trace (kernels: ``varying_features_only``)."""
-    X_train = np.asarray(X_train)
-    return [int(j) for j in np.flatnonzero(np.ptp(X_train, axis=0) > 0)]
+    return [int(j) for j in np.flatnonzero(column_ranges(X_train) > 0)]
+
+
+def column_ranges(X) -> np.ndarray:
+    """max - min of each column of X (dense or scipy.sparse), as an array."""
+    if hasattr(X, "tocsr"):  # scipy.sparse (a matrix or an array)
+        return np.asarray(X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
+    return np.ptp(np.asarray(X), axis=0)
 
 
 def single_features(spec: Mapping, X_train: np.ndarray) -> list[int] | None:
