@@ -320,3 +320,20 @@ def smkl_f_lambda_lbfgs(K, y, C, lam, alpha0=None):
         options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 100000, "maxfun": 200000},
     )
     return float(res.fun), res.x
+
+
+def block_norm_mkl(K, y, C, C1, C2):
+    """SpicyMKL's primal (Suzuki & Tomioka 2011) in the feature coordinates
+    u_m = L_m' alpha_m of K_m = L_m L_m':  min C sum_i hinge(y_i f_i) +
+    sum_m C1 ||u_m|| + C2/2 ||u_m||^2, f = sum_m L_m u_m + b. Returns
+    (optimal value, f at the optimum)."""
+    Ls = [psd_factor(k) for k in K]
+    u = [cp.Variable(L.shape[1]) for L in Ls]
+    b = cp.Variable()
+    f = sum(L @ um for L, um in zip(Ls, u, strict=True)) + b
+    objective = C * cp.sum(cp.pos(1 - cp.multiply(y, f)))
+    objective += sum(C1 * cp.norm(um) + C2 / 2 * cp.sum_squares(um) for um in u)
+    prob = cp.Problem(cp.Minimize(objective))
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9, max_iter=500)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value, f.value

@@ -60,6 +60,9 @@ _ALGORITHMS = {
     "smkl": _info(
         "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION
     ),
+    "spicymkl": _info(
+        "spicy", "SpicyMKL", "C C1 C2 gamma max_iter tol verbose", _CLASSIFICATION, False
+    ),
     "easymkl": _info("margin", "EasyMKL", "C lam svm_tol tol", _CLASSIFICATION),
     "memo": _info(
         "margin", "MEMO", "C margin_tol max_iter svm_tol theta tol verbose", _CLASSIFICATION, False
