@@ -170,6 +170,9 @@ def test_verbose_reports_the_algorithms_progress(data, front_end, caplog):
     assert caplog.records, "verbose=True printed nothing"
     with pytest.raises(ValueError, match="estimator's own parameters"):
         front_end(kernels=SMALL_BANK, verbose=True, algorithm_params={"verbose": 1}).fit(X, y)
+    # either place alone works; an algorithm without progress lines ignores verbose
+    front_end(algorithm="level", kernels=SMALL_BANK, algorithm_params={"verbose": 0}).fit(X, y)
+    front_end(algorithm="uniform", kernels=SMALL_BANK, verbose=True).fit(X, y)
 
 
 def test_kernel_names_use_a_dataframes_column_names(data):
@@ -208,11 +211,12 @@ def test_fit_warns_about_identity_and_constant_kernels(data):
         MultipleKernelClassifier(algorithm="uniform", kernels=single).fit(X_const, y)
     with pytest.warns(DegenerateKernelWarning, match="every feature of X is constant"):
         MultipleKernelRegressor(kernels=SMALL_BANK).fit(np.ones((20, 3)), np.arange(20.0))
-    factored = {"kind": "nystroem", "rank": 20}
-    with pytest.warns(DegenerateKernelWarning, match="identity"):
+    # factors: constant from the factor over all rows
+    linear_single = {"families": [{"family": "linear"}], "features": ["single"]}
+    with pytest.warns(DegenerateKernelWarning, match=r"constant .*: linear@x2$"):
         MultipleKernelClassifier(
-            algorithm="level", kernels=narrow, representation=factored, random_state=0
-        ).fit(X, y)
+            algorithm="level", kernels=linear_single, representation="exact"
+        ).fit(X_const, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateKernelWarning)
         MultipleKernelClassifier(kernels=SMALL_BANK).fit(X, y)
@@ -301,7 +305,7 @@ def test_predict_from_the_kept_maps_equals_the_bank_of_train_and_test(data, repr
     clf.fit(X[:120], y[:120])
     assert clf.X_fit_ is None  # the training rows are not kept
     both = compute_factor_bank(clf.kernel_specs_, X[:120], X[120:], clf.representation_)
-    np.testing.assert_allclose(clf.factor_maps_.test_bank(X[120:]).test, both.test, atol=1e-12)
+    np.testing.assert_allclose(clf.factor_maps_[0].test_bank(X[120:]).test, both.test, atol=1e-12)
     np.testing.assert_allclose(
         clf.decision_function(X[120:]), clf.estimator_.decision_function(both), atol=1e-10
     )
@@ -316,7 +320,11 @@ def test_a_bank_of_test_factors_alone_predicts_and_cannot_be_fitted(data):
     est = mkl.make_estimator("level").fit(bank)
     alone = mkl.FactorBank.of_test_factors([bank.factor(m, "test") for m in range(len(specs))])
     assert alone.n_train == 0 and alone.n_test == 40
-    np.testing.assert_array_equal(est.decision_function(alone), est.decision_function(bank))
+    # against the dense test block the factors represent: sum_m theta_m T_m Z_m' beta + b
+    expected = np.einsum("m,mij,j->i", est.weights_, bank.dense("test"), est.dual_coef_)
+    np.testing.assert_allclose(
+        est.decision_function(alone), expected + est.intercept_, rtol=1e-6, atol=1e-8
+    )
     with pytest.raises(mkl.InputError, match="test factors only"):
         mkl.make_estimator("level").fit(alone, y[120:])
 
@@ -372,11 +380,14 @@ def test_views_by_column_name_on_factors_and_single_features(data):
     # the same as the factors of each view's columns built with train and test together
     from mkl.banks.factor_builders import compute_factor_bank
 
-    banks = [
+    banks = [  # each view its own draws: seed + the view's index
         compute_factor_bank(
-            clf.kernel_specs_[i:j], X[:120, cols], X[120:, cols], clf.representation_
+            clf.kernel_specs_[i:j],
+            X[:120, cols],
+            X[120:, cols],
+            {**clf.representation_, "seed": 1 + view},
         )
-        for (i, j, cols) in ((0, 2, [0, 1]), (2, 5, [2, 3, 4, 5]))
+        for view, (i, j, cols) in enumerate(((0, 2, [0, 1]), (2, 5, [2, 3, 4, 5])))
     ]
     test = [b.factor(m, "test") for b in banks for m in range(b.n_kernels)]
     expected = clf.estimator_.decision_function(mkl.FactorBank.of_test_factors(test))
@@ -398,6 +409,8 @@ def test_views_by_column_name_on_factors_and_single_features(data):
         ([("a", [])], "view 'a' has no columns"),
         ([("a", [0], {**SMALL_BANK, "dtype": "float32"})], "view 'a' sets dtype"),
         ([("a", [0], {"families": [{"family": "nope"}]})], "unknown kernel family"),
+        ([("a", slice("x", "y"))], "a slice of columns takes integers"),
+        ([("a", [True, 1])], "column True is not an index"),
     ],
 )
 def test_bad_views_name_the_problem(data, views, match):
@@ -466,3 +479,66 @@ def test_sparse_x_with_other_kernels_names_the_problem(sparse_data):
     views = [("a", [0, 1]), ("b", [2, 3], SMALL_BANK)]
     with pytest.raises(mkl.InputError, match="only a bank of linear kernels"):
         MultipleKernelClassifier(kernels=linear, views=views).fit(X, y)
+
+
+# --- the review's cases --------------------------------------------------------------------
+
+
+def test_probability_with_views_named_by_column_and_a_refit_keeps_no_stale_attribute(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=list("abcdef"))
+    views = [("ab", ["a", "b"]), ("rest", ["c", "d", "e", "f"])]
+    clf = MultipleKernelClassifier(
+        algorithm="uniform", kernels=SMALL_BANK, views=views, probability=True, random_state=0
+    ).fit(frame, y)
+    np.testing.assert_allclose(clf.predict_proba(frame).sum(axis=1), 1.0)
+    clf.set_params(views=None, probability=False).fit(X, y)
+    for stale in ("views_", "view_weights_", "probability_sigmoids_"):
+        assert not hasattr(clf, stale), stale
+
+
+def test_fitted_factor_front_ends_pickle_and_predict_the_same(data):
+    import pickle
+
+    X, y = data
+    gaussians = {"families": [{"family": "gaussian", "widths": [1.0, 4.0]}]}
+    clf = MultipleKernelClassifier(
+        algorithm="level",
+        kernels=gaussians,
+        views=[("one", [0, 1, 2]), ("two", [3, 4, 5])],
+        representation={"kind": "rff", "dimension": 30},
+        random_state=2,
+    ).fit(X[:120], y[:120])
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.decision_function(X[120:]), clf.decision_function(X[120:]))
+    with pytest.raises(ValueError, match="X has 5 features"):
+        clf.predict(X[:, :5])
+
+
+def test_sparse_x_at_predict_after_a_dense_fit_and_where_factors_are_not_taken(sparse_data):
+    X, y = sparse_data
+    linear = {"families": [{"family": "linear"}], "normalise": "unit_trace"}
+    dense_fit = MultipleKernelClassifier(algorithm="level", kernels=linear).fit(X.toarray(), y)
+    assert dense_fit.representation_ == {"kind": "dense"}
+    np.testing.assert_allclose(
+        dense_fit.decision_function(X), dense_fit.decision_function(X.toarray()), atol=1e-12
+    )
+    with pytest.raises(mkl.InputError, match="pass dense X"):
+        MultipleKernelClassifier(algorithm="memo", kernels=linear).fit(X, y)
+
+
+def test_rare_terms_of_sparse_text_raise_no_degenerate_kernel_warning(sparse_data):
+    """A rank-one term kernel whose term is in one of the first rows is not
+    the identity, and one whose term is absent there is not constant."""
+    import scipy.sparse as sp
+
+    X, y = sparse_data
+    X = sp.csr_matrix(X)
+    X = X.tolil()
+    X[0, 5] = 1.0  # a term of the first row only, among the checked rows
+    X = X.tocsr()
+    single = {"families": [{"family": "linear"}], "features": ["single"], "normalise": "unit_trace"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        MultipleKernelClassifier(algorithm="uniform", kernels=single).fit(X, y)

@@ -70,7 +70,13 @@ def test_multiclass_and_test_block(problem):
     K, y = problem
     labels = np.where(y > 0, 2, 0)
     labels[:8] = 1
-    est = mkl.make_estimator("spicymkl", C1=0.2, C2=0.1).fit(K, labels)
+    est = mkl.make_estimator("spicymkl", C1=0.2, C2=0.1, tol=1e-6).fit(K, labels)
     assert est.weights_.shape == (3, 4)
     scores = est.decision_function(K[:, :5, :])
     assert scores.shape == (5, 3) and np.isfinite(scores).all()
+    # one-vs-rest: each row is the binary problem of its class against the rest
+    for k in range(3):
+        binary = mkl.make_estimator("spicymkl", C1=0.2, C2=0.1, tol=1e-6)
+        binary.fit(K, np.where(labels == k, 1, -1))
+        np.testing.assert_allclose(est.weights_[k], binary.weights_, atol=1e-12)
+        np.testing.assert_allclose(scores[:, k], binary.decision_function(K[:, :5, :]), atol=1e-10)

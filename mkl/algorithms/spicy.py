@@ -4,11 +4,16 @@ minimisation (dual augmented Lagrangian) of block-norm regularised MKL.
 The problem, with f_m = K_m alpha_m, ||f_m|| = sqrt(alpha_m' K_m alpha_m) and
 the hinge loss:
 
-    min_{alpha, b}  sum_i max(0, 1 - y_i (sum_m K_m alpha_m + b)_i)
+    min_{alpha, b}  C sum_i max(0, 1 - y_i (sum_m K_m alpha_m + b)_i)
                     + sum_m psi(||f_m||),     psi(x) = C1 x + C2/2 x^2
 
-(``C1``: the block-L1 part, sparse kernels; ``C2``: the elastic net's L2 part;
-C2 = 0 is L1-MKL with the SVM's C = 1 / C1). Each outer step t is a proximal
+(``C``: the loss weight, the soft margin as in every method of the library;
+``C1``: the block-L1 part, sparse kernels; ``C2``: the elastic net's L2 part.
+The paper's two parameters are C1 and C2 at C = 1; only the ratios matter,
+P(C, C1, C2) = C P(1, C1 / C, C2 / C). C2 = 0 is block-L1 MKL, whose
+regularisation path is L1-MKL's (SimpleMKL penalises (sum_m ||f_m||)^2: the
+same solutions under a data-dependent map between the two Cs, not C = 1/C1).)
+Each outer step t is a proximal
 step with parameter gamma_t:
 
     (alpha, b)^{t+1} = argmin  P(alpha, b) + 1/(2 gamma_t) (sum_m ||f_m - f_m^t||^2 + (b - b^t)^2)
@@ -56,6 +61,11 @@ from sklearn.utils._param_validation import Interval
 from ..banks.algebra import combine, quadratic_forms, spectral_ratio
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
+
+# the inner problem's budget: at most INNER_PASSES evaluations (passes over
+# the bank) per outer step; a step stopped by it is still a valid proximal
+# step's approximation, and the certified outer gap tells how good
+INNER_PASSES = 500
 
 # gamma_{t+1} = GAMMA_GROWTH gamma_t, at most GAMMA_MAX: past it the inner
 # problem's conditioning, not the proximal term, limits the precision (on
@@ -129,8 +139,12 @@ class SpicyMKL(BaseMKL):
         return max(-float(best.fun), -negative_dual(1.0), 0.0)
 
     # ------------------------------------------------------------ the method
+    def _prepare(self, K, K_mean):
+        """The bank in float64, once for all one-vs-rest tasks."""
+        return np.asarray(K, dtype=np.float64)
+
     def _fit_binary(self, K, y, K_mean):
-        K = np.asarray(K, dtype=np.float64)
+        K = self._shared
         M, n = K.shape[0], K.shape[1]
         C1, C2 = float(self.C1), float(self.C2)
         alpha, b = np.zeros((M, n)), 0.0
@@ -138,6 +152,7 @@ class SpicyMKL(BaseMKL):
         gamma = float(self.gamma)
         log = IterationLog("SpicyMKL", self.tol, self.max_iter, verbose=self.verbose)
         passes = 0
+        best_dual = -np.inf
         for _ in range(self.max_iter):
 
             def phi(a, alpha=alpha, b=b, gamma=gamma):
@@ -160,7 +175,11 @@ class SpicyMKL(BaseMKL):
                 jac=True,
                 method="L-BFGS-B",
                 bounds=[(0.0, float(self.C))] * n,
-                options={"maxiter": 10_000, "ftol": 1e-15, "gtol": 1e-12},
+                options={
+                    "maxfun": INNER_PASSES,
+                    "ftol": 1e-15,
+                    "gtol": 1e-12,
+                },
             )
             # an inner solve stopped at L-BFGS-B's precision limit is not a failure:
             # the outer gap below is certified whatever the inner precision
@@ -177,10 +196,10 @@ class SpicyMKL(BaseMKL):
             b = b + gamma * float(y @ a)
             passes += 2
             primal, norms = self._primal(K, y, alpha, b)
-            dual = self._dual(K, y, a)
+            best_dual = max(best_dual, self._dual(K, y, a))  # every D(a) is a lower bound
             passes += 1
             log.consider(primal, (alpha, b, norms))
-            gap = (log.best_objective - dual) / max(abs(log.best_objective), 1e-300)
+            gap = (log.best_objective - best_dual) / max(abs(log.best_objective), 1e-300)
             eta = norms / (C1 + C2 * norms)
             log.record(
                 primal, gap=gap, weights=eta / eta.sum() if eta.sum() > 0 else eta, passes=passes

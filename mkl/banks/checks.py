@@ -137,9 +137,10 @@ def degenerate_kernels(block: np.ndarray, rtol: float = 1e-6) -> tuple[list[int]
     classifier, as (identity, constant) index lists:
 
     * numerically the identity: every off-diagonal entry below ``rtol`` times
-      the mean diagonal entry. Such a kernel memorises the rows: a Gaussian
-      much narrower than the distances between rows (the narrow widths of a
-      bank on many standardised features), which an L1 method may still pick;
+      the mean diagonal entry, and every diagonal entry at least half the
+      mean. Such a kernel memorises the rows: a Gaussian much narrower than
+      the distances between rows (the narrow widths of a bank on many
+      standardised features), which an L1 method may still pick;
     * constant: every entry equal (zero included), e.g. a kernel on a feature
       that is constant over the training rows.
 
@@ -155,8 +156,36 @@ def degenerate_kernels(block: np.ndarray, rtol: float = 1e-6) -> tuple[list[int]
         if high - low <= rtol * max(abs(low), abs(high)):
             constant.append(m)
             continue
-        diagonal_mean = float(np.diagonal(B).mean())
+        diagonal = np.diagonal(B)
+        diagonal_mean = float(diagonal.mean())
+        # the identity's diagonal is even: a block with a few nonzero rows only
+        # (a rare term's rank-one kernel) is not it
+        even = float(diagonal.min()) >= 0.5 * diagonal_mean > 0
         np.fill_diagonal(B, 0.0)
-        if float(np.abs(B).max()) <= rtol * diagonal_mean:
+        if even and float(np.abs(B).max()) <= rtol * diagonal_mean:
             identity.append(m)
+    return identity, constant
+
+
+def degenerate_factor_kernels(bank, rows: int, rtol: float = 1e-6) -> tuple[list[int], list[int]]:
+    """:func:`degenerate_kernels` of a FactorBank, kernel by kernel (one k x k
+    block at a time): constant from the factor over all rows (K_m = Z_m Z_m'
+    is constant when every row of Z_m is the same), the identity on the
+    block of the first ``rows`` rows, and only for kernels of rank >= rows (a
+    lower-rank kernel is not the identity: a rank-one term kernel whose term
+    is in one of the first rows would otherwise look like one)."""
+    from ..kernels.specs import column_ranges
+
+    identity, constant = [], []
+    for m in range(bank.n_kernels):
+        Z = bank.factor(m)
+        scale = float(abs(Z).max()) if Z.shape[0] else 0.0
+        if float(column_ranges(Z).max(initial=0.0)) <= rtol * scale:
+            constant.append(m)
+        elif bank.ranks[m] >= rows > 1:
+            top = Z[:rows]
+            block = top @ top.T
+            block = block.toarray() if hasattr(block, "toarray") else np.asarray(block)
+            if degenerate_kernels(block[None], rtol)[0]:
+                identity.append(m)
     return identity, constant

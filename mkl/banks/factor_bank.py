@@ -87,6 +87,23 @@ def _stack(factors: list, sparse: bool, dtype):
     return np.ascontiguousarray(np.hstack(factors), dtype=dtype)
 
 
+def _checked_factors(factors: Sequence, name: str):
+    """A list of M factors checked (``_as_factor``) with equal row counts, and
+    their ranks (M,), whether any is sparse, and the bank's dtype (float32
+    when all are, float64 otherwise)."""
+    factors = [_as_factor(Z, f"{name}[{m}]") for m, Z in enumerate(factors)]
+    if not factors:
+        raise InputError("a FactorBank needs at least one kernel")
+    rows = factors[0].shape[0]
+    for m, Z in enumerate(factors):
+        if Z.shape[0] != rows:
+            raise InputError(f"{name}[{m}] has {Z.shape[0]} rows but {name}[0] has {rows}")
+    ranks = np.array([Z.shape[1] for Z in factors], dtype=np.int64)
+    sparse = any(sp.issparse(Z) for Z in factors)
+    dtype = np.float32 if all(Z.dtype == np.float32 for Z in factors) else np.float64
+    return factors, ranks, sparse, dtype
+
+
 class FactorBank:
     """M kernels given by factors: ``train`` a list of M arrays or ``scipy.sparse``
     matrices of shape (n, r_m) with K_m = Z_m Z_m'; ``test`` the matching
@@ -115,30 +132,19 @@ class FactorBank:
                 "train must be a list of M factors (n, r_m); for one matrix whose "
                 "columns are split into kernels use FactorBank.from_matrix(Z, ranks)"
             )
-        train = [_as_factor(Z, f"train[{m}]") for m, Z in enumerate(train)]
-        if not train:
-            raise InputError("a FactorBank needs at least one kernel")
-        ranks = np.array([Z.shape[1] for Z in train], dtype=np.int64)
-        n = train[0].shape[0]
-        for m, Z in enumerate(train):
-            if Z.shape[0] != n:
-                raise InputError(f"train[{m}] has {Z.shape[0]} rows but train[0] has {n}")
-        sparse = any(sp.issparse(Z) for Z in train)
-        dtype = np.float32 if all(Z.dtype == np.float32 for Z in train) else np.float64
+        train, ranks, sparse, dtype = _checked_factors(train, "train")
         Z_test = None
         if test is not None:
-            test = [_as_factor(T, f"test[{m}]") for m, T in enumerate(test)]
+            test, test_ranks, test_sparse, _ = _checked_factors(test, "test")
             if len(test) != len(train):
                 raise InputError(f"test has {len(test)} factors but train has {len(train)}")
-            n_test = test[0].shape[0]
-            for m, T in enumerate(test):
-                if T.shape[1] != ranks[m]:
-                    raise InputError(
-                        f"test[{m}] has rank {T.shape[1]} but train[{m}] has rank {ranks[m]}"
-                    )
-                if T.shape[0] != n_test:
-                    raise InputError(f"test[{m}] has {T.shape[0]} rows but test[0] has {n_test}")
-            Z_test = _stack(test, any(sp.issparse(T) for T in test), dtype)
+            mismatch = np.flatnonzero(test_ranks != ranks)
+            if mismatch.size:
+                m = int(mismatch[0])
+                raise InputError(
+                    f"test[{m}] has rank {test_ranks[m]} but train[{m}] has rank {ranks[m]}"
+                )
+            Z_test = _stack(test, test_sparse, dtype)
         self._set(_stack(train, sparse, dtype), ranks, Z_test, names, y_train, y_test)
 
     @classmethod
@@ -175,19 +181,10 @@ class FactorBank:
         ``predict`` of an estimator fitted on factors: its decision values
         need only T_m and the w = Z'beta it kept, not the training factors.
         It has no training rows (``n_train`` 0): ``fit`` refuses it."""
-        test = [_as_factor(T, f"test[{m}]") for m, T in enumerate(test)]
-        if not test:
-            raise InputError("a FactorBank needs at least one kernel")
-        n_test = test[0].shape[0]
-        for m, T in enumerate(test):
-            if T.shape[0] != n_test:
-                raise InputError(f"test[{m}] has {T.shape[0]} rows but test[0] has {n_test}")
-        sparse = any(sp.issparse(T) for T in test)
-        dtype = np.float32 if all(T.dtype == np.float32 for T in test) else np.float64
+        test, ranks, sparse, dtype = _checked_factors(test, "test")
         Z_test = _stack(test, sparse, dtype)
         R = Z_test.shape[1]
         no_rows = sp.csr_matrix((0, R), dtype=dtype) if sparse else np.empty((0, R), dtype)
-        ranks = np.array([T.shape[1] for T in test], dtype=np.int64)
         bank = cls.__new__(cls)
         bank._set(no_rows, ranks, Z_test, names, None, y_test, test_only=True)
         return bank

@@ -113,9 +113,10 @@ class FactorMaps:
     exact: the feature columns. Then each kernel's normalisation with the
     training block's divisor (:func:`normalise_test_factors`)."""
 
-    def __init__(self, kind, specs, dtype, basis=None, phases=None):
+    def __init__(self, kind, specs, n_features, dtype, basis=None, phases=None):
         self.kind = kind
         self.specs = list(specs)
+        self.n_features = int(n_features)  # of the training rows: test rows must match
         self.dtype = np.dtype(dtype)
         self.basis = basis  # Nystroem: the landmarks (rank, d); rff: W (d, D)
         self.phases = phases  # rff: b (D,)
@@ -149,8 +150,8 @@ class FactorMaps:
             if self.kind == "exact"
             else check_features(X, "X_test")
         )
-        if self.basis is not None and self.kind == "nystroem":
-            check_same_features(self.basis, X)
+        if X.shape[1] != self.n_features:
+            raise InputError(f"X_test has {X.shape[1]} features but X_train has {self.n_features}")
         return [
             normalise_test_factors(self.raw(m, X), spec.normalise, self.divisors[m]).astype(
                 self.dtype
@@ -161,6 +162,13 @@ class FactorMaps:
     def test_bank(self, X) -> FactorBank:
         """A FactorBank of the test factors of X alone (predict's input)."""
         return FactorBank.of_test_factors(self.transform(X), names=[s.label() for s in self.specs])
+
+
+def _bank_from_maps(maps: FactorMaps, train, X_test, y_train, y_test) -> FactorBank:
+    """The FactorBank of the training factors and, when X_test is given, the
+    test factors the maps give it."""
+    test = None if X_test is None else maps.transform(X_test)
+    return _spec_bank(maps.specs, train, test, y_train, y_test)
 
 
 def nystroem_maps(
@@ -175,7 +183,7 @@ def nystroem_maps(
             f"that can serve as landmarks), got {rank!r}"
         )
     landmarks = X_train[np.random.default_rng(random_state).choice(n, rank, replace=False)]
-    maps = FactorMaps("nystroem", specs, dtype, basis=landmarks)
+    maps = FactorMaps("nystroem", specs, X_train.shape[1], dtype, basis=landmarks)
     train = []
     for m, spec in enumerate(specs):
         if spec.family == "identity":
@@ -204,13 +212,8 @@ def nystroem_bank(
     landmarks drawn (seeded by ``random_state``) from the training rows, shared
     by all kernels. ``rank`` must be at most n_train; each factor has at most
     ``rank`` columns (fewer where k(L, L) is numerically singular)."""
-    X_train = check_features(X_train, "X_train")
-    if X_test is not None:
-        X_test = check_features(X_test, "X_test")
-        check_same_features(X_train, X_test)
     maps, train = nystroem_maps(specs, X_train, rank, random_state, dtype)
-    test = None if X_test is None else maps.transform(X_test)
-    return _spec_bank(specs, train, test, y_train, y_test)
+    return _bank_from_maps(maps, train, X_test, y_train, y_test)
 
 
 def random_fourier_maps(
@@ -224,7 +227,7 @@ def random_fourier_maps(
     rng = np.random.default_rng(random_state)
     W = rng.normal(size=(X_train.shape[1], n_components))
     b = rng.uniform(0.0, 2.0 * np.pi, size=n_components)
-    maps = FactorMaps("rff", specs, dtype, basis=W, phases=b)
+    maps = FactorMaps("rff", specs, X_train.shape[1], dtype, basis=W, phases=b)
     train = []
     for m, spec in enumerate(specs):
         if spec.family != "gaussian":
@@ -249,13 +252,8 @@ def random_fourier_bank(
     """A FactorBank of random Fourier features for Gaussian ``specs``
     (k(x, z) = exp(-||x - z||^2 / (2 width^2))), ``n_components`` features each,
     one seeded draw of W and b shared by the bank."""
-    X_train = check_features(X_train, "X_train")
-    if X_test is not None:
-        X_test = check_features(X_test, "X_test")
-        check_same_features(X_train, X_test)
     maps, train = random_fourier_maps(specs, X_train, n_components, random_state, dtype)
-    test = None if X_test is None else maps.transform(X_test)
-    return _spec_bank(specs, train, test, y_train, y_test)
+    return _bank_from_maps(maps, train, X_test, y_train, y_test)
 
 
 def rank_one_bank(
@@ -397,7 +395,7 @@ def compute_factor_maps(
                 f"exact factors exist for linear kernels only, the bank has {bad}: "
                 "use the nystroem or rff representation for them"
             )
-        maps = FactorMaps("exact", specs, dtype)
+        maps = FactorMaps("exact", specs, X_train.shape[1], dtype)
         for spec in specs:
             check_feature(spec, X_train.shape[1])
         train = [maps.fit_kernel(m, X_train) for m in range(len(specs))]

@@ -36,7 +36,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..banks.checks import degenerate_kernels
+from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
 from ..exceptions import DegenerateKernelWarning, InputError
 from ..kernels.dense import compute_bank, compute_test_block
 from ..kernels.representation import bank_representation
@@ -115,11 +115,12 @@ PROBABILITY_FOLDS = 5
 DEGENERACY_CHECK_ROWS = 256
 
 
-def warn_degenerate_kernels(block: np.ndarray, names, X: np.ndarray) -> None:
-    """Warn (:class:`mkl.DegenerateKernelWarning`) about the kernels that are
-    numerically the identity or constant on a block of training rows
-    (:func:`mkl.banks.checks.degenerate_kernels`), and about X whose every
-    feature is constant."""
+def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> None:
+    """Warn (:class:`mkl.DegenerateKernelWarning`) about the kernels ``found``
+    numerically the identity or constant on the training rows ((identity,
+    constant) indices: :func:`mkl.banks.checks.degenerate_kernels` or
+    :func:`~mkl.banks.checks.degenerate_factor_kernels`), and about X whose
+    every feature is constant."""
     if X.shape[0] > 1 and not column_ranges(X).any():
         warnings.warn(
             "every feature of X is constant over the training rows: every kernel is "
@@ -128,7 +129,7 @@ def warn_degenerate_kernels(block: np.ndarray, names, X: np.ndarray) -> None:
             stacklevel=4,
         )
         return
-    identity, constant = degenerate_kernels(block)
+    identity, constant = found
 
     def listed(indices):
         shown = ", ".join(str(names[m]) for m in indices[:5])
@@ -188,6 +189,11 @@ class _FeatureBankEstimator(BaseEstimator):
         self, spec: Mapping, n_kernels: int, n: int, estimator, sparse: bool = False
     ) -> dict:
         rep = self.representation
+        if sparse and not estimator.accepts_factors:
+            raise InputError(
+                f"sparse X is held as exact factors, which algorithm {self.algorithm!r} does "
+                "not take (it needs the kernel matrices): pass dense X (X.toarray())"
+            )
         if isinstance(rep, str) and rep == "auto":
             if sparse:
                 rep = "exact"  # _validated_X: linear kernels only
@@ -261,6 +267,14 @@ class _FeatureBankEstimator(BaseEstimator):
     def _view_columns(name, columns, feature_names, n_features) -> np.ndarray:
         """A view's columns as indices: a slice, indices, or names of X's columns."""
         if isinstance(columns, slice):
+            ends = (columns.start, columns.stop, columns.step)
+            if not all(
+                e is None or (isinstance(e, numbers.Integral) and not isinstance(e, bool))
+                for e in ends
+            ):
+                raise InputError(
+                    f"view {name!r}: a slice of columns takes integers, got {columns!r}"
+                )
             cols = np.arange(n_features)[columns]
         else:
             listed = [columns] if isinstance(columns, (str, numbers.Integral)) else list(columns)
@@ -273,7 +287,11 @@ class _FeatureBankEstimator(BaseEstimator):
                             "X is a DataFrame)"
                         )
                     cols.append(list(feature_names).index(c))
-                elif isinstance(c, numbers.Integral) and 0 <= c < n_features:
+                elif (
+                    isinstance(c, numbers.Integral)
+                    and not isinstance(c, bool)
+                    and 0 <= c < n_features
+                ):
                     cols.append(int(c))
                 else:
                     raise InputError(
@@ -288,6 +306,9 @@ class _FeatureBankEstimator(BaseEstimator):
     def _fit_on_bank(self, X, y):
         """Compute the bank of ``kernels`` (or of each of the ``views``) on X
         (validated) and fit the inner estimator on it with targets y."""
+        for stale in (*FIT_SUMMARY, "views_", "view_weights_", "probability_sigmoids_"):
+            if hasattr(self, stale):  # a refit's attributes are the new fit's only
+                delattr(self, stale)
         spec = self._bank_spec()
         estimator = self._inner_estimator()
         feature_names = getattr(self, "feature_names_in_", None)
@@ -315,13 +336,13 @@ class _FeatureBankEstimator(BaseEstimator):
         if rep["kind"] == "dense":
             K = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=dtype)
             factors, start = np.ones(len(specs)), 0
-            for _, cols, specs_v in parts:
+            for _, cols, specs_v in parts:  # each view's bank written in place
                 stop = start + len(specs_v)
-                K[start:stop], _, factors[start:stop] = compute_bank(
-                    specs_v, X[:, cols], dtype=dtype
+                _, _, factors[start:stop] = compute_bank(
+                    specs_v, X[:, cols], dtype=dtype, out=K[start:stop]
                 )
                 start = stop
-            warn_degenerate_kernels(K[:, :rows, :rows], names, X)
+            warn_degenerate_kernels(degenerate_kernels(K[:, :rows, :rows]), names, X)
             estimator.fit(K, y)
             del K
             self.normalisation_factors_ = factors
@@ -330,18 +351,26 @@ class _FeatureBankEstimator(BaseEstimator):
             from ..banks.factor_bank import FactorBank
             from ..banks.factor_builders import compute_factor_maps
 
-            maps, train = [], []
-            for _, cols, specs_v in parts:
-                maps_v, bank_v = compute_factor_maps(specs_v, X[:, cols], rep, dtype)
+            maps, banks = [], []
+            for i, (_, cols, specs_v) in enumerate(parts):
+                # each view its own draws (random Fourier W, b; Nystroem landmarks)
+                rep_v = {**rep, "seed": rep["seed"] + i} if "seed" in rep else rep
+                maps_v, bank_v = compute_factor_maps(specs_v, X[:, cols], rep_v, dtype)
                 maps.append(maps_v)
-                train += [bank_v.factor(m) for m in range(bank_v.n_kernels)]
-            bank = FactorBank(train, names=list(names))
-            del train
-            warn_degenerate_kernels(bank.rows(np.arange(rows)).dense(), names, X)
+                banks.append(bank_v)
+            if len(banks) == 1:
+                bank = banks[0]
+                bank.names = [str(name) for name in names]
+            else:  # the views' factors side by side (one copy)
+                factors_of = [b.factor(m) for b in banks for m in range(b.n_kernels)]
+                bank = FactorBank(factors_of, names=list(names))
+                del factors_of
+            del banks
+            warn_degenerate_kernels(degenerate_factor_kernels(bank, rows), names, X)
             estimator.fit(bank, y)
             del bank
             self.normalisation_factors_ = None
-            self.factor_maps_ = maps[0] if self.views is None else maps
+            self.factor_maps_ = maps
         self.estimator_ = estimator
         self.representation_ = rep
         self.kernel_specs_ = specs
@@ -388,13 +417,13 @@ class _FeatureBankEstimator(BaseEstimator):
         """The inner estimator's decision values on the rows of X."""
         check_is_fitted(self)
         X = self._validated_X(X, reset=False)
+        if sp.issparse(X) and self.representation_["kind"] != "exact":
+            X = X.toarray()  # linear kernels fitted on dense X (_validated_X)
         if self.representation_["kind"] != "dense":
-            # the maps kept from fit give the test rows their factors: O(n_test r M),
-            # no landmark eigendecomposition or training factor again
-            if self.views is None:
-                return self.estimator_.decision_function(self.factor_maps_.test_bank(X))
             from ..banks.factor_bank import FactorBank
 
+            # the maps kept from fit give the test rows their factors: O(n_test r M),
+            # no landmark eigendecomposition or training factor again
             test = []
             for (cols, _), maps in zip(self._parts, self.factor_maps_, strict=True):
                 test += maps.transform(X[:, cols])
@@ -411,10 +440,13 @@ class _FeatureBankEstimator(BaseEstimator):
     def _linear_only(self) -> bool:
         """Whether every kernel of the bank (of every view) is linear: then exact
         factors (X itself, its columns or groups) keep a sparse X sparse."""
-        specs = [self.kernels if self.kernels is not None else DEFAULT_KERNELS]
-        for view in self.views or ():
-            if isinstance(view, (tuple, list)) and len(view) == 3 and view[2] is not None:
-                specs.append(view[2])
+        views = list(self.views or ())
+        own = [
+            v[2] for v in views if isinstance(v, (tuple, list)) and len(v) == 3 and v[2] is not None
+        ]
+        specs = own
+        if not views or len(own) < len(views):  # some part uses ``kernels``
+            specs = [*own, self.kernels if self.kernels is not None else DEFAULT_KERNELS]
         try:
             return all(fam.get("family") == "linear" for spec in specs for fam in spec["families"])
         except (TypeError, KeyError, AttributeError):
@@ -430,7 +462,9 @@ class _FeatureBankEstimator(BaseEstimator):
                 "X itself, one kernel per column, or per view); this bank has other "
                 "kernels: give dense X (X.toarray()) or linear kernels"
             )
-        if sparse and self.representation not in ("auto", "exact"):
+        rep = self.representation
+        kind = rep.get("kind") if isinstance(rep, Mapping) else rep
+        if sparse and kind not in ("auto", "exact"):
             raise InputError(
                 f"sparse X is held as exact factors: use representation 'auto' or 'exact', "
                 f"not {self.representation!r}"
@@ -531,7 +565,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         else ``@x<index>``.
     representation_ : dict
         The representation used (``{"kind": "dense"}``, or the factors').
-    factor_maps_ : FactorMaps (a list of them, one per view, with ``views``)
+    factor_maps_ : list of FactorMaps (one per view; one without ``views``)
         With factors: the fitted maps (Nystroem landmarks and projections,
         random Fourier draws, normalisation divisors) that give test rows
         their factors at ``predict`` (:class:`mkl.banks.factor_builders.FactorMaps`).
@@ -573,9 +607,9 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         from .factory import make_estimator
         from .tasks import algorithm_parameters
 
-        params = algorithm_parameters(
-            self, _NAMED_ALGORITHM_PARAMS, reserved=("random_state", "verbose")
-        )
+        # verbose=True and algorithm_params' verbose are one setting given twice
+        reserved = ("random_state", "verbose") if self.verbose else ("random_state",)
+        params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=reserved)
         estimator = make_estimator(self.algorithm, C=self.C, **params)
         own = estimator.get_params()
         if "random_state" in own:
@@ -587,6 +621,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     def fit(self, X, y):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         ``algorithm`` on it with labels y."""
+        X_given = X  # the folds of probability=True slice it as given (DataFrame names)
         X, y = self._validated_X(X, y)
         try:
             check_classification_targets(y)
@@ -595,7 +630,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self._fit_on_bank(X, y)
         self.classes_ = self.estimator_.classes_
         if self.probability:
-            self._fit_sigmoids(X, y)
+            self._fit_sigmoids(X_given, y)
         return self
 
     def _fit_sigmoids(self, X, y):
@@ -699,6 +734,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self.verbose = verbose
 
     def _inner_estimator(self):
+        from ..algorithms.registry import algorithm_info
         from .tasks import MKLRegressor
 
         params = dict(self.algorithm_params or {})
@@ -707,7 +743,9 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
                 raise InputError(
                     "set ['verbose'] with the estimator's own parameters, not algorithm_params"
                 )
-            params["verbose"] = self.verbose
+            # as the classifier: passed to the algorithms that report progress
+            if "verbose" in algorithm_info(self.algorithm).params:
+                params["verbose"] = self.verbose
         return MKLRegressor(
             algorithm=self.algorithm,
             C=self.C,

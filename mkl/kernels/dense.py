@@ -28,16 +28,23 @@ def compute_bank(
     X_train: np.ndarray,
     X_test: np.ndarray | None = None,
     dtype=np.float64,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Training block (M, n, n), test block (M, n_test, n) and the scalar
-    normalisation factors (M,), each normalisation fitted on the training rows."""
+    normalisation factors (M,), each normalisation fitted on the training rows.
+    ``out``: an (M, n, n) array to write the training block into (e.g. a
+    slice of a larger bank), instead of a new one."""
     X_train = check_features(X_train, "X_train")
     n = X_train.shape[0]
     M = len(specs)
     if X_test is not None:
         X_test = check_features(X_test, "X_test")
         check_same_features(X_train, X_test)
-    train = np.empty((M, n, n), dtype=dtype)
+    if out is None:
+        out = np.empty((M, n, n), dtype=dtype)
+    elif out.shape != (M, n, n):
+        raise InputError(f"out must have shape {(M, n, n)}, got {out.shape}")
+    train = out
     factors = np.ones(M)
     for m, spec in enumerate(specs):
         Ktr = _finite(kernel_function(spec, X_train, X_train, same=True), spec, X_train)
