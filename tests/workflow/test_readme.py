@@ -65,13 +65,18 @@ def command_1(text: str = README) -> tuple[str, str]:
     return install, run
 
 
-def library_install(text: str = README) -> str:
-    """The ``pip install`` line of the library section: the library alone."""
+def library_installs(text: str = README) -> list[str]:
+    """The ``pip install`` lines of the library section, in order: the first
+    installs the library alone, the others its optional extras (``plot``)."""
     for block in code_blocks(text):
         if block.section == "The library" and block.lang == "bash":
-            for line in block.code.splitlines():
-                if line.startswith("pip install"):
-                    return shlex.join(shlex.split(line, comments=True))
+            lines = [
+                shlex.join(shlex.split(line, comments=True))
+                for line in block.code.splitlines()
+                if line.startswith("pip install")
+            ]
+            if lines:
+                return lines
     raise AssertionError("the library section has no `pip install` command")
 
 
@@ -264,7 +269,9 @@ def test_readme_commands_are_found():
     install, run = command_1()
     assert install.startswith("pip install") and ".[workflow]" in shlex.split(install)
     assert run.startswith("snakemake")
-    assert shlex.split(library_install())[-1] == "."
+    first, *extras = library_installs()
+    assert shlex.split(first)[-1] == "."
+    assert all(shlex.split(extra)[-1].startswith(".[") for extra in extras)
     assert library_examples(), "the library section has no python example"
     assert {"quick", "yang2011_gmkl", "kloft2009_lpmkl"} <= set(target_table())
     for target in target_table():
@@ -396,10 +403,15 @@ def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
 def test_library_example_in_an_environment_with_the_library_alone(sandbox, tmp_path):
     root, repo = sandbox
     env = _fresh_env(root, "venv-library", repo)
-    env.must(library_install(), timeout=1800)
+    first, *extras = library_installs()
+    env.must(first, timeout=1800)
     probe = f"import importlib.util as u; print([m for m in {WORKFLOW_ONLY!r} if u.find_spec(m)])"
     step = env.must(f"python -c {shlex.quote(probe)}", cwd=tmp_path)
     assert step.output.strip() == "[]", f"not the library alone: {step.output}"
+    for extra in extras:  # the optional extras the examples use (plot: matplotlib)
+        env.must(extra, timeout=1800)
+    step = env.must(f"python -c {shlex.quote(probe)}", cwd=tmp_path)
+    assert "snakemake" not in step.output, f"an extra installed the workflow: {step.output}"
     for i, code in enumerate(library_examples()):
         script = tmp_path / f"library_example_{i}.py"
         script.write_text(code)
