@@ -108,12 +108,10 @@ class SpicyMKL(BaseMKL):
     def _psi(self, norms):
         return float(np.sum(self.C1 * norms + 0.5 * self.C2 * norms**2))
 
-    def _primal(self, K, y, alpha, b):
-        """P(alpha, b) and the norms ||f_m||."""
-        f = np.einsum("mij,mj->i", K, alpha) + b
-        norms = np.sqrt(
-            np.maximum(np.einsum("mi,mi->m", alpha, np.einsum("mij,mj->mi", K, alpha)), 0)
-        )
+    def _primal(self, y, alpha, K_alpha, b):
+        """P(alpha, b) and the norms ||f_m||, from the products K_m alpha_m (M, n)."""
+        f = K_alpha.sum(axis=0) + b
+        norms = np.sqrt(np.maximum(np.einsum("mi,mi->m", alpha, K_alpha), 0.0))
         hinge = float(np.maximum(0.0, 1.0 - y * f).sum())
         return float(self.C) * hinge + self._psi(norms), norms
 
@@ -153,19 +151,26 @@ class SpicyMKL(BaseMKL):
         log = IterationLog("SpicyMKL", self.tol, self.max_iter, verbose=self.verbose)
         passes = 0
         best_dual = -np.inf
+
+        def prox(alpha, a, gamma):
+            """w_m = alpha_m^t + gamma y*a, K_m w_m (one pass), r_m = ||K_m^{1/2} w_m||,
+            the excess max(0, r_m - gamma C1) and the soft-threshold factors c_m."""
+            W = alpha + gamma * (y * a)
+            KW = np.einsum("mij,mj->mi", K, W)
+            r = np.sqrt(np.maximum(np.einsum("mi,mi->m", W, KW), 0.0))
+            excess = np.maximum(0.0, r - gamma * C1)
+            c = np.divide(excess, (1.0 + gamma * C2) * r, out=np.zeros(M), where=r > 0)
+            return W, KW, excess, c
+
         for _ in range(self.max_iter):
 
             def phi(a, alpha=alpha, b=b, gamma=gamma):
                 nonlocal passes
-                W = alpha + gamma * (y * a)  # w_m = alpha_m^t + gamma y*a
-                KW = np.einsum("mij,mj->mi", K, W)  # one pass
+                _, KW, excess, c = prox(alpha, a, gamma)
                 passes += 1
-                r = np.sqrt(np.maximum(np.einsum("mi,mi->m", W, KW), 0.0))
-                excess = np.maximum(0.0, r - gamma * C1)
                 ya = float(y @ a)
                 value = -a.sum() + float(excess @ excess) / (2.0 * gamma * (1.0 + gamma * C2))
                 value += 0.5 * gamma * ya * ya + b * ya
-                c = np.divide(excess, (1.0 + gamma * C2) * r, out=np.zeros(M), where=r > 0)
                 grad = -1.0 + y * (c @ KW) + (gamma * ya + b) * y
                 return value, grad
 
@@ -175,27 +180,16 @@ class SpicyMKL(BaseMKL):
                 jac=True,
                 method="L-BFGS-B",
                 bounds=[(0.0, float(self.C))] * n,
-                options={
-                    "maxfun": INNER_PASSES,
-                    "ftol": 1e-15,
-                    "gtol": 1e-12,
-                },
+                options={"maxfun": INNER_PASSES, "ftol": 1e-15, "gtol": 1e-12},
             )
             # an inner solve stopped at L-BFGS-B's precision limit is not a failure:
             # the outer gap below is certified whatever the inner precision
             a = inner.x
-            W = alpha + gamma * (y * a)
-            r = np.sqrt(np.maximum(np.einsum("mi,mi->m", W, np.einsum("mij,mj->mi", K, W)), 0.0))
-            c = np.divide(
-                np.maximum(0.0, r - gamma * C1),
-                (1.0 + gamma * C2) * r,
-                out=np.zeros(M),
-                where=r > 0,
-            )
+            W, KW, _, c = prox(alpha, a, gamma)  # at the returned point (one pass)
             alpha = c[:, None] * W  # the block soft-threshold
             b = b + gamma * float(y @ a)
-            passes += 2
-            primal, norms = self._primal(K, y, alpha, b)
+            primal, norms = self._primal(y, alpha, c[:, None] * KW, b)  # K_m alpha_m = c_m K_m w_m
+            passes += 1
             best_dual = max(best_dual, self._dual(K, y, a))  # every D(a) is a lower bound
             passes += 1
             log.consider(primal, (alpha, b, norms))
