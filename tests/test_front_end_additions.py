@@ -305,7 +305,8 @@ def test_predict_from_the_kept_maps_equals_the_bank_of_train_and_test(data, repr
     clf.fit(X[:120], y[:120])
     assert clf.X_fit_ is None  # the training rows are not kept
     both = compute_factor_bank(clf.kernel_specs_, X[:120], X[120:], clf.representation_)
-    np.testing.assert_allclose(clf.factor_maps_[0].test_bank(X[120:]).test, both.test, atol=1e-12)
+    test = mkl.FactorBank.of_test_factors(clf.factor_maps_[0].transform(X[120:])).test
+    np.testing.assert_allclose(test, both.test, atol=1e-12)
     np.testing.assert_allclose(
         clf.decision_function(X[120:]), clf.estimator_.decision_function(both), atol=1e-10
     )

@@ -159,10 +159,6 @@ class FactorMaps:
             for m, spec in enumerate(self.specs)
         ]
 
-    def test_bank(self, X) -> FactorBank:
-        """A FactorBank of the test factors of X alone (predict's input)."""
-        return FactorBank.of_test_factors(self.transform(X), names=[s.label() for s in self.specs])
-
 
 def _bank_from_maps(maps: FactorMaps, train, X_test, y_train, y_test) -> FactorBank:
     """The FactorBank of the training factors and, when X_test is given, the
@@ -296,6 +292,16 @@ def linear_group_bank(
     )
 
 
+def _refuse_non_linear(specs: Sequence[KernelSpec]) -> None:
+    """Exact factors exist for linear kernels only (any other kernel's rank is n)."""
+    bad = sorted({s.family for s in specs if s.family != "linear"})
+    if bad:
+        raise InputError(
+            f"exact factors exist for linear kernels only, the bank has {bad}: "
+            "use the nystroem or rff representation for them"
+        )
+
+
 def exact_factor_bank(
     specs: Sequence[KernelSpec], X_train, X_test=None, dtype=np.float64, y_train=None, y_test=None
 ) -> FactorBank:
@@ -304,12 +310,7 @@ def exact_factor_bank(
     normalised as its spec says. Other families have no exact low-rank factor
     (their rank is n): use ``nystroem_bank`` or ``random_fourier_bank``."""
     Z, T = _features_pair(X_train, X_test)
-    bad = sorted({s.family for s in specs if s.family != "linear"})
-    if bad:
-        raise InputError(
-            f"exact factors exist for linear kernels only, the bank has {bad}: "
-            "use the nystroem or rff representation for them"
-        )
+    _refuse_non_linear(specs)
     singles = [s.feature != ALL_FEATURES for s in specs]
     if all(singles) and len({s.normalise for s in specs}) == 1:
         # one rank-one kernel per feature: the columns, normalised in one step
@@ -389,12 +390,7 @@ def compute_factor_maps(
         )
     elif kind == "exact":
         X_train = check_factor_features(X_train, "X_train")
-        bad = sorted({s.family for s in specs if s.family != "linear"})
-        if bad:
-            raise InputError(
-                f"exact factors exist for linear kernels only, the bank has {bad}: "
-                "use the nystroem or rff representation for them"
-            )
+        _refuse_non_linear(specs)
         maps = FactorMaps("exact", specs, X_train.shape[1], dtype)
         for spec in specs:
             check_feature(spec, X_train.shape[1])

@@ -278,15 +278,16 @@ class _FeatureBankEstimator(BaseEstimator):
             cols = np.arange(n_features)[columns]
         else:
             listed = [columns] if isinstance(columns, (str, numbers.Integral)) else list(columns)
+            index = {} if feature_names is None else {c: j for j, c in enumerate(feature_names)}
             cols = []
             for c in listed:
                 if isinstance(c, str):
-                    if feature_names is None or c not in list(feature_names):
+                    if c not in index:
                         raise InputError(
                             f"view {name!r}: no column named {c!r} (columns are named when "
                             "X is a DataFrame)"
                         )
-                    cols.append(list(feature_names).index(c))
+                    cols.append(index[c])
                 elif (
                     isinstance(c, numbers.Integral)
                     and not isinstance(c, bool)
