@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import settings
+from threadpoolctl import threadpool_limits
 
 # CI runs a fixed set of examples (reproducible); developers explore randomly.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
@@ -18,6 +19,19 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # has compiled yet) 467 instead of 293. The processes these tests start may
 # write them (into __pycache__/ directories, ignored in the repository).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# BLAS and OpenMP on one thread, in every worker and every process the tests
+# start, as scikit-learn's test suite does under pytest-xdist: the workers
+# (-n auto: one more than the CPUs) already fill the CPUs, and OpenBLAS's
+# threads spin while they wait for work, taking the CPU from the others. The
+# unit tests took 141 CPU-s with OpenBLAS's default threads on 2 CPUs and
+# 103 on one (SpicyMKL's small LAPACK calls were 10 times slower). A thread
+# count set by the caller is kept; the workflow's jobs set their own
+# (mkl.workflow.jobs, from the rule's threads). NumPy is loaded by now: its
+# BLAS is limited here, the processes started later by the variables.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+_BLAS_THREADS = threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MKL_SHARED_DIR", REPO.parent / "shared"))

@@ -21,7 +21,10 @@ def split(K, y, n_train=30):
 def test_contract(problem, name):
     _, y, K = problem
     Ktr, ytr, Kte, yte = split(K, y)
-    est = mkl.make_estimator(name, C=2.0)
+    # the contract, not convergence: the entropic mirror descents (EMKL, REKL:
+    # an L1-MKL solve per step) stop after a few steps (their own tests converge)
+    few_steps = {"max_iter": 5} if name in ("emkl", "rekl") else {}
+    est = mkl.make_estimator(name, C=2.0, **few_steps)
     assert est.get_params()["C"] == 2.0
     assert clone(est).get_params() == est.get_params()
     assert est.fit(Ktr, ytr) is est

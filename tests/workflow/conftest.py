@@ -42,7 +42,7 @@ def small_run(tmp_path_factory, worker_id):
 @pytest.fixture(scope="session")
 def batched_run(tmp_path_factory, worker_id):
     """The directory of a run of ``SMALL`` on 3 splits, two per fit job, its
-    grids in 4 CV chunks (at most one per grid point) and its banks temporary,
+    grids in 2 CV chunks and its banks temporary,
     and the output of a dry run after it (``rerun.log`` beside it); read them only."""
     return shared_run(tmp_path_factory, worker_id, "batched", batched_small_run)
 

@@ -1,6 +1,6 @@
 """Faults: damaged outputs are detected and recomputed, a run killed with
-SIGKILL resumes without redoing finished work, a failing fit does not stop the
-others and the table marks it."""
+SIGKILL resumes without redoing finished work. (A failing fit does not stop
+the others and the table marks it: test_snakemake.py, on the batched run.)"""
 
 import os
 import signal
@@ -11,14 +11,11 @@ import time
 import h5py
 import pandas as pd
 import pytest
-import yaml
-
-from mkl.workflow.tables import read_fit_records
 
 from ..conftest import REPO
 from .conftest import copy_run
 from .test_caching import scheduled, snapshot
-from .test_snakemake import SMALL, _small_workdir, _tables, snakemake
+from .test_snakemake import _small_workdir, _tables, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -110,35 +107,3 @@ def test_sigkill_mid_run_resumes_without_recomputing_finished_jobs(tmp_path, ref
     assert len(list(fits.rglob("*.json"))) == 3  # uniform, easymkl, level: splits 0-1 each
     assert not list((root / "results").rglob(".*.tmp"))  # a killed job's temporary file is gone
     _assert_same_tables(root, reference)
-
-
-@pytest.mark.workflow(seconds=33)
-def test_a_failing_fit_is_marked_and_the_others_finish(tmp_path):
-    """An algorithm whose every fit fails (lam = 2 is refused): the run goes on
-    and succeeds, the error is printed, each failed split is a record with
-    its error, and the tables mark the algorithm failed beside the others'
-    results. Two splits per fit job, as the shipped experiments run: 4 fit
-    jobs instead of 8 (about 7 CPU-s less)."""
-    root = _small_workdir(tmp_path / "run", splits_per_job=2)
-    small = dict(
-        SMALL,
-        algorithms={
-            **SMALL["algorithms"],
-            "broken": {"estimator": "easymkl", "params": {"lam": 2.0}},
-        },
-    )
-    (root / "config/experiments/small.yaml").write_text(yaml.safe_dump(small))
-    run = snakemake(root)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "error in rule fit" in run.stderr and "lam" in run.stderr
-    records = read_fit_records(root / "results/fits/small/gmkl_toy1/broken/splits_0-1.json")
-    assert [r["split"] for r in records] == [0, 1]
-    for record in records:
-        assert record["status"] == "failed" and "InputError" in record["error"]
-    md = (root / "results/tables/small/results.md").read_text()
-    assert "| failed" in md and "Failed fits (the error of each):" in md
-    summary = pd.read_csv(root / "results/tables/small/results.csv")
-    ok = summary[summary["algorithm"] != "broken"]
-    assert ok["accuracy_mean"].between(0, 1).all() and ok["n_failed"].eq(0).all()
-    broken = summary[summary["algorithm"] == "broken"].iloc[0]
-    assert broken["n_failed"] == 2 and broken["n_splits"] == 0
