@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +106,29 @@ def pytest_collection_modifyitems(items):
     n = min(len(long), len(rest))
     interleaved = [item for pair in zip(long[:n], rest[:n], strict=True) for item in pair]
     items[:] = interleaved + long[n:] + rest[n:]
+
+
+def pytest_configure(config):
+    """A parallel run's controller (not an xdist worker; not a run with -n 0)
+    starts the numba warm-up (tests/numba_warm_up.py) in the background: the
+    workers start beside it, and the processes that reach a solver after it
+    finished load it from the cache instead of each compiling it. An
+    optimisation only: its failure or its absence changes no result."""
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    config._numba_warm_up = subprocess.Popen(
+        [sys.executable, "-m", "tests.numba_warm_up"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def pytest_unconfigure(config):
+    warm_up = getattr(config, "_numba_warm_up", None)
+    if warm_up is not None:  # done long before a whole suite's end; a short run stops it
+        warm_up.terminate()
+        warm_up.wait()
 
 
 def pytest_xdist_auto_num_workers(config):
