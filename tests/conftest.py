@@ -26,14 +26,14 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # start, as scikit-learn's test suite does under pytest-xdist: the workers
 # (-n auto: one more than the CPUs) already fill the CPUs, and OpenBLAS's
 # threads spin while they wait for work, taking the CPU from the others. The
-# unit tests took 141 CPU-s with OpenBLAS's default threads on 2 CPUs and
-# 103 on one (SpicyMKL's small LAPACK calls were 10 times slower). A thread
-# count set by the caller is kept; the workflow's jobs set their own
-# (mkl.workflow.jobs, from the rule's threads). NumPy is loaded by now: its
-# BLAS is limited here, the processes started later by the variables.
+# unit tests took 244 CPU-s with OpenBLAS's default threads on 2 CPUs and
+# 155 on one, back to back (SpicyMKL's small LAPACK calls were up to 10 times
+# slower). A thread count set by the caller is kept; the workflow's jobs set
+# their own (mkl.workflow.jobs, from the rule's threads). NumPy is loaded by
+# now: its BLAS is limited here, the processes started later by the variables.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-_BLAS_THREADS = threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
+threadpool_limits(limits=int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MKL_SHARED_DIR", REPO.parent / "shared"))
