@@ -42,8 +42,9 @@ def small_run(tmp_path_factory, worker_id):
 @pytest.fixture(scope="session")
 def batched_run(tmp_path_factory, worker_id):
     """The directory of a run of ``SMALL`` on 3 splits, two per fit job, its
-    grids in 2 CV chunks and its banks temporary,
-    and the output of a dry run after it (``rerun.log`` beside it); read them only."""
+    grids in 2 CV chunks, its banks temporary and one algorithm failing, with
+    its output (``run.log`` beside it) and a dry run's after it
+    (``rerun.log``); read them only."""
     return shared_run(tmp_path_factory, worker_id, "batched", batched_small_run)
 
 

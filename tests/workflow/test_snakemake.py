@@ -480,7 +480,9 @@ def batched_small_run(root):
     ``root.parent / "rerun.log"`` (the shared ``batched_run``). One run shows
     what batching, CV chunks and temporary banks must leave unchanged (about
     45 CPU-s less than a separate run for the chunks). Each CV chunk is a job
-    (about 2.5 CPU-s of start-up: 2 chunks, not 4, save 15 jobs)."""
+    (about 2.5 CPU-s of start-up: 2 chunks, not 4, make 12 chunk jobs, not 21).
+    The run also has ``BROKEN``, an algorithm whose every fit fails, and keeps
+    its output in ``root.parent / "run.log"``."""
     three_splits = {
         **SMALL,
         "protocol": {**SMALL["protocol"], "repetitions": 3},
