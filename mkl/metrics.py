@@ -35,43 +35,54 @@ ALL_METRICS = METRICS + REGRESSION_METRICS  # every metric a fit record may hold
 LOWER_IS_BETTER = frozenset({"rmse", "mae"})
 
 
-def classification_metrics(y_true, y_pred, scores, classes) -> dict[str, float]:
-    """Accuracy, F1, MCC and ROC AUC. Binary: F1 of ``classes[1]``, AUC of the
-    decision values. Multiclass: macro F1, multiclass MCC, mean one-vs-rest AUC."""
+def classification_metrics(y_true, y_pred, scores, classes, names=METRICS) -> dict[str, float]:
+    """Accuracy, F1, MCC and ROC AUC (those of ``names``). Binary: F1 of
+    ``classes[1]``, AUC of the decision values. Multiclass: macro F1,
+    multiclass MCC, mean one-vs-rest AUC."""
     from sklearn import metrics as skm
 
     y_true = np.asarray(y_true)
-    out = {
-        "accuracy": float(skm.accuracy_score(y_true, y_pred)),
-        "mcc": float(skm.matthews_corrcoef(y_true, y_pred)),
-    }
-    scores = np.asarray(scores, dtype=float)
-    if len(classes) == 2:
-        out["f1"] = float(skm.f1_score(y_true, y_pred, pos_label=classes[1], zero_division=0))
-        pos = y_true == classes[1]
-        out["auc"] = float(skm.roc_auc_score(pos, scores)) if 0 < pos.sum() < len(pos) else None
-    else:
-        out["f1"] = float(skm.f1_score(y_true, y_pred, average="macro", zero_division=0))
-        aucs = [
-            skm.roc_auc_score(y_true == c, scores[:, j])
-            for j, c in enumerate(classes)
-            if 0 < (y_true == c).sum() < len(y_true)
-        ]
-        out["auc"] = float(np.mean(aucs)) if aucs else None
+    out = {}
+    if "accuracy" in names:
+        out["accuracy"] = float(skm.accuracy_score(y_true, y_pred))
+    if "mcc" in names:
+        out["mcc"] = float(skm.matthews_corrcoef(y_true, y_pred))
+    binary = len(classes) == 2
+    if "f1" in names:
+        if binary:
+            f1 = skm.f1_score(y_true, y_pred, pos_label=classes[1], zero_division=0)
+        else:
+            f1 = skm.f1_score(y_true, y_pred, average="macro", zero_division=0)
+        out["f1"] = float(f1)
+    if "auc" in names:
+        scores = np.asarray(scores, dtype=float)
+        if binary:
+            pos = y_true == classes[1]
+            out["auc"] = float(skm.roc_auc_score(pos, scores)) if 0 < pos.sum() < len(pos) else None
+        else:
+            aucs = [
+                skm.roc_auc_score(y_true == c, scores[:, j])
+                for j, c in enumerate(classes)
+                if 0 < (y_true == c).sum() < len(y_true)
+            ]
+            out["auc"] = float(np.mean(aucs)) if aucs else None
     return out
 
 
-def regression_metrics(y_true, y_pred) -> dict[str, float]:
-    """Root mean squared error, mean absolute error and R^2."""
+def regression_metrics(y_true, y_pred, names=REGRESSION_METRICS) -> dict[str, float]:
+    """Root mean squared error, mean absolute error and R^2 (those of ``names``)."""
     from sklearn import metrics as skm
 
     y_true = np.asarray(y_true, dtype=float)
     y_pred = np.asarray(y_pred, dtype=float)
-    return {
-        "rmse": float(np.sqrt(skm.mean_squared_error(y_true, y_pred))),
-        "mae": float(skm.mean_absolute_error(y_true, y_pred)),
-        "r2": float(skm.r2_score(y_true, y_pred)) if len(y_true) > 1 else None,
-    }
+    out = {}
+    if "rmse" in names:
+        out["rmse"] = float(np.sqrt(skm.mean_squared_error(y_true, y_pred)))
+    if "mae" in names:
+        out["mae"] = float(skm.mean_absolute_error(y_true, y_pred))
+    if "r2" in names:
+        out["r2"] = float(skm.r2_score(y_true, y_pred)) if len(y_true) > 1 else None
+    return out
 
 
 def novelty_metrics(y_true, scores) -> dict[str, float]:
@@ -88,21 +99,25 @@ def novelty_metrics(y_true, scores) -> dict[str, float]:
     return {"auc": None if auc is None else float(auc)}
 
 
-def task_metrics(estimator, K_test, y_test) -> dict[str, float]:
-    """Every metric of the estimator's task on a test block: classification
-    metrics for a classifier, regression metrics for a regressor, the AUC of
-    ``score_samples`` for a novelty detector (y_test +1 inlier / -1 outlier)."""
+def task_metrics(estimator, K_test, y_test, names=ALL_METRICS) -> dict[str, float]:
+    """The metrics of the estimator's task on a test block (every one, or those
+    of ``names``): classification metrics for a classifier, regression metrics
+    for a regressor, the AUC of ``score_samples`` for a novelty detector
+    (y_test +1 inlier / -1 outlier)."""
     from sklearn.base import is_outlier_detector, is_regressor
 
     if is_regressor(estimator):
-        return regression_metrics(y_test, estimator.predict(K_test))
+        return regression_metrics(y_test, estimator.predict(K_test), names)
     if is_outlier_detector(estimator):
         return novelty_metrics(y_test, estimator.score_samples(K_test))
     scores = estimator.decision_function(K_test)
     pred = estimator.labels_from_scores(scores)
-    return classification_metrics(y_test, pred, scores, estimator.classes_)
+    return classification_metrics(y_test, pred, scores, estimator.classes_, names)
 
 
 def score(estimator: BaseMKL, K_test, y_test, metric: str = "accuracy") -> float:
-    value = task_metrics(estimator, K_test, y_test)[metric]
+    """One metric on a held-out block (NaN where it is undefined, e.g. the AUC
+    of one class); only that metric is computed (inner CV scores every fold of
+    every grid point by it)."""
+    value = task_metrics(estimator, K_test, y_test, (metric,)).get(metric)
     return float("nan") if value is None else value

@@ -33,6 +33,30 @@ def test_metrics_binary_and_multiclass():
     assert mc["accuracy"] == 1 and mc["f1"] == 1 and mc["auc"] == 1 and mc["mcc"] == 1
 
 
+def test_a_subset_of_metrics_is_the_same_values_and_computes_only_those(rng, monkeypatch):
+    """Inner CV scores each fold by the selection metric alone (mkl.metrics.score):
+    the others are not computed (scikit-learn's checks of each cost about 5 ms)."""
+    from sklearn import metrics as skm
+
+    from mkl.metrics import METRICS, REGRESSION_METRICS, score, task_metrics
+
+    y_true, y_pred = [0, 0, 1, 1, 1], [0, 1, 1, 1, 0]
+    scores = np.array([-2.0, 0.5, 1.0, 3.0, -0.1])
+    full = classification_metrics(y_true, y_pred, scores, [0, 1])
+    for name in METRICS:
+        assert classification_metrics(y_true, y_pred, scores, [0, 1], (name,)) == {name: full[name]}
+    full = regression_metrics([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
+    for name in REGRESSION_METRICS:
+        assert regression_metrics([1.0, 2.0, 3.0], [1.5, 2.0, 2.0], (name,)) == {name: full[name]}
+
+    _, y, K = random_problem(rng, n=30)
+    est = mkl.make_estimator("uniform").fit(K, y)
+    assert score(est, K, y, "mcc") == task_metrics(est, K, y)["mcc"]
+    for other in ("accuracy_score", "f1_score", "roc_auc_score"):
+        monkeypatch.setattr(skm, other, lambda *a, **k: pytest.fail("computed"))
+    assert score(est, K, y, "mcc") == task_metrics(est, K, y, ("mcc",))["mcc"]
+
+
 def test_select_best_ties_go_to_the_first():
     recs = [{"mean_score": 0.8}, {"mean_score": 0.9}, {"mean_score": 0.9}, {"mean_score": None}]
     assert select_best(recs) == 1

@@ -164,8 +164,12 @@ class DenseKernels:
     def fold(self, fit_rows: np.ndarray, eval_rows: np.ndarray):
         """The problem on ``fit_rows`` and a function giving, for kernel m and a
         solution on them, the decision values on ``eval_rows`` (cross-validation)."""
-        sub = DenseKernels(self.K[:, fit_rows[:, None], fit_rows[None, :]], task=self.task)
-        cross = self.K[:, eval_rows[:, None], fit_rows[None, :]]
+        # C-contiguous blocks: fancy indexing leaves the kernel axis innermost, and
+        # each solve and product on K_m would gather it again (mkl.model_selection)
+        sub = DenseKernels(
+            np.ascontiguousarray(self.K[:, fit_rows[:, None], fit_rows[None, :]]), task=self.task
+        )
+        cross = np.ascontiguousarray(self.K[:, eval_rows[:, None], fit_rows[None, :]])
 
         def decision(m: int, sol: SVMSolution) -> np.ndarray:
             return cross[m] @ sol.dual_coef + sol.bias
