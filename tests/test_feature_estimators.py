@@ -74,6 +74,40 @@ def _configs_slow():
     ]
 
 
+SAMPLE_WEIGHT_CHECKS = (
+    "check_all_zero_sample_weights_error",
+    "check_class_weight_classifiers",
+    "check_classifiers_one_label_sample_weights",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
+    "check_sample_weights_list",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_shape",
+)
+
+
+def _expected_failures(estimator) -> dict[str, str]:
+    """scikit-learn's checks that a configuration is known to fail, and why."""
+    if not isinstance(estimator, MultipleKernelClassifier):
+        return {}
+    if not mkl.make_estimator(estimator.algorithm).takes_sample_weight:
+        why = f"{estimator.algorithm} takes no sample_weight (yet): fit refuses it"
+        return dict.fromkeys(SAMPLE_WEIGHT_CHECKS, why)
+    why = (
+        "as scikit-learn marks SVC's: at the default tolerances (a 1e-2 gap, libsvm's "
+        "1e-3) weights and repeated rows give near, not equal, decision values; "
+        "tests/test_sample_weight.py runs this check at tight tolerances"
+    )
+    if estimator.representation != "auto":  # factors drawn from the rows (landmarks)
+        why = "Nystroem landmarks and random features are drawn from the rows: repeats change them"
+    return {
+        "check_sample_weight_equivalence_on_dense_data": why,
+        "check_sample_weight_equivalence_on_sparse_data": why,
+    }
+
+
 @pytest.fixture(autouse=True)
 def _quiet():
     with warnings.catch_warnings():
@@ -81,13 +115,13 @@ def _quiet():
         yield
 
 
-@parametrize_with_checks(_configs_fast())
+@parametrize_with_checks(_configs_fast(), expected_failed_checks=_expected_failures)
 def test_scikit_learn_checks(estimator, check):
     check(estimator)
 
 
 @pytest.mark.slow
-@parametrize_with_checks(_configs_slow())
+@parametrize_with_checks(_configs_slow(), expected_failed_checks=_expected_failures)
 def test_scikit_learn_checks_every_family(estimator, check):
     check(estimator)
 

@@ -219,3 +219,26 @@ def test_chunks_hand_over_to_solved_svms_once_the_weights_are_within_tolerance(m
     assert est.converged_ and est.gap_ <= tol
     chunks = [row["chunks"] for row in est.history_]
     assert chunks[-1] == len(seen) and chunks[-2] == chunks[-1]  # no chunk after the switch
+
+
+def test_bank_smo_with_a_box_per_sample():
+    """The interleaved engine on the C-SVM with per-sample C (sample weights):
+    after chunks at changing weights the dual value stays below J(theta) and
+    the primal (hinge terms weighted by C_i) above it; the final solve is
+    SMO's on the formed combination."""
+    from mkl.solvers.smo import solve_svm_smo
+
+    K, y = problem(8, n=60, M=4)
+    C = np.random.default_rng(8).choice([0.0, 0.5, 1.0, 4.0], size=60)
+    engine = BankSMO(K, CLASSIFICATION.dual_form(y, C, 60), CLASSIFICATION, y, C)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        theta = rng.dirichlet(np.ones(4))
+        sol, q = engine.advance(theta, 15, 1e-10)
+        assert (sol.alpha <= C + 1e-12).all() and (sol.alpha[C == 0] == 0).all()
+        J = solve_svm_smo(combine(K, theta), y, C, tol=1e-10).objective
+        assert sol.objective <= J + 1e-9 <= sol.primal + 2e-9
+    sol, _ = engine.solve(theta, 1e-10, track=False)
+    ref = solve_svm_smo(combine(K, theta), y, C, tol=1e-10)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)
+    assert sol.primal == pytest.approx(ref.objective, rel=1e-6)

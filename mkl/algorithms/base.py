@@ -83,6 +83,9 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
     accepts_factors = False
     # the tasks whose inner problem the method can solve (mkl/solvers/tasks.py)
     tasks = ("classification",)
+    # whether ``fit`` takes ``sample_weight``: per-sample C, C_i = C s_i, in every
+    # SVM solve of the fit (:meth:`_box`)
+    takes_sample_weight = False
 
     # the shared parameters' constraints; each subclass adds its own
     _parameter_constraints: dict = {
@@ -131,11 +134,15 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         return y
 
     # ------------------------------------------------------------ fit
-    def fit(self, K, y=None):
+    def fit(self, K, y=None, sample_weight=None):
         """Learn kernel weights and the SVM on the combined kernel.
 
         K: (M, n, n) training kernels or a KernelBank; y: n labels, two or more
         classes (``task``: real targets for a regression, ignored for novelty).
+        ``sample_weight``: n nonnegative weights s_i, the box of point i being
+        C s_i as in scikit-learn's SVC (class weights: multiply them in, e.g.
+        ``sklearn.utils.class_weight.compute_sample_weight``). Methods with
+        ``takes_sample_weight``; classification.
         """
         validate_params(self)
         task = self._task
@@ -143,6 +150,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             y = K.y_train  # (a novelty task ignores y)
         K, n = self._validated_bank(K)
         if task.name != "classification":
+            self._refuse_sample_weight(sample_weight, f"the {task.name} task")
             self._fit_tasks(K, [task.targets(y, n)])
             return self
         y = self._check_labels(y, n)
@@ -153,9 +161,61 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             tasks = [np.where(y == classes[1], 1, -1)]
         else:  # one-vs-rest
             tasks = [np.where(y == c, 1, -1) for c in classes]
-        self._fit_tasks(K, tasks)
+        self._sample_weight = self._checked_sample_weight(sample_weight, K, y, classes)
+        try:
+            self._fit_tasks(K, tasks)
+        finally:
+            del self._sample_weight
         self.classes_ = classes
         return self
+
+    def _refuse_sample_weight(self, sample_weight, what: str) -> None:
+        if sample_weight is not None:
+            raise InputError(f"sample_weight is not supported for {what} yet")
+
+    def _checked_sample_weight(self, sample_weight, K, y, classes) -> np.ndarray | None:
+        """The weights s (n,) as float64: finite, >= 0, positive on some point
+        of every class; None when not given."""
+        if sample_weight is None:
+            return None
+        if not self.takes_sample_weight:
+            raise InputError(
+                f"{type(self).__name__} does not take sample_weight yet; methods that do: "
+                "uniform, linear, single_best, simplemkl, silp, level, lp_newton, "
+                "lp_cutting_plane, lp_analytic, gmkl"
+            )
+        s = np.asarray(sample_weight)
+        if s.shape != y.shape:
+            raise InputError(
+                f"sample_weight must have shape {y.shape} (one per point), got {s.shape}"
+            )
+        if s.dtype.kind not in "biuf":
+            raise InputError(f"sample_weight must be numbers, got dtype {s.dtype}")
+        s = s.astype(np.float64)
+        if not np.isfinite(s).all():
+            raise InputError("sample_weight contains NaN or inf")
+        if (s < 0).any():
+            raise InputError("sample_weight must be >= 0 (the box of point i is C s_i)")
+        if not (s > 0).any():
+            raise InputError("sample_weight is zero on every point: there is nothing to fit")
+        for c in classes:
+            if not (s[y == c] > 0).any():
+                label = c.item() if isinstance(c, np.generic) else c
+                raise InputError(
+                    f"sample_weight is zero on every point of class {label!r}: that class "
+                    "takes no part in the fit"
+                )
+        if self.C is None:
+            raise InputError("sample_weight needs a finite C (a hard margin has no box to weigh)")
+        return s
+
+    def _box(self, C, rows=None):
+        """The C-SVM's box in this fit: ``C``, or with sample weights the
+        per-point C s_i (of the training points ``rows``, for a fold)."""
+        s = getattr(self, "_sample_weight", None)
+        if s is None:
+            return C
+        return C * (s if rows is None else s[rows])
 
     def _validated_bank(self, K):
         """The training bank as the solvers take it: a FactorBank (if the method

@@ -58,6 +58,7 @@ class UniformMKL(BaseMKL):
     tol : float, libsvm's stopping tolerance.
     """
 
+    takes_sample_weight = True
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
 
@@ -71,7 +72,7 @@ class UniformMKL(BaseMKL):
         M = problem.n_kernels
         theta = np.full(M, 1.0 / M)
         combo = problem.uniform_combination(theta)
-        sol = problem.solve(combo, theta, y, self.C, self.tol)
+        sol = problem.solve(combo, theta, y, self._box(self.C), self.tol)
         return _svm_fit(problem, theta, sol, combo, "UniformMKL")
 
 
@@ -79,6 +80,7 @@ class SingleKernelSVM(BaseMKL):
     """SVM on one kernel of the bank (``kernel_index``); the ``linear`` baseline
     when the workflow passes it the linear kernel."""
 
+    takes_sample_weight = True
     accepts_factors = True
 
     tasks = ("classification", "regression", "novelty")
@@ -99,7 +101,7 @@ class SingleKernelSVM(BaseMKL):
             raise InputError(f"kernel_index must be an integer in [0, {M}), got {m!r}")
         m = int(m)
         theta = _one_hot(M, m)
-        sol = problem.solve(problem.kernel(m), theta, y, self.C, self.tol)
+        sol = problem.solve(problem.kernel(m), theta, y, self._box(self.C), self.tol)
         return _svm_fit(problem, theta, sol, problem.kernel(m), "SingleKernelSVM", passes=0)
 
 
@@ -112,6 +114,7 @@ class SingleBestKernel(BaseMKL):
     ``history_`` holds each kernel's CV score (``cv_accuracy``, or ``cv_mse``).
     """
 
+    takes_sample_weight = True
     accepts_factors = True
     tasks = ("classification", "regression")
 
@@ -138,8 +141,9 @@ class SingleBestKernel(BaseMKL):
         cv_converged = True  # the selection's SVM solves (all converge unless C=None caps them)
         for tr, va in folds.split(np.zeros(len(y)), y):
             sub, decision = problem.fold(tr, va)
+            C_fold = self._box(self.C, tr)
             for m in range(M):
-                sol = sub.solve(sub.kernel(m), _one_hot(M, m), y[tr], self.C, self.tol)
+                sol = sub.solve(sub.kernel(m), _one_hot(M, m), y[tr], C_fold, self.tol)
                 cv_converged &= sol.converged
                 f = decision(m, sol)
                 if regression:
@@ -152,7 +156,7 @@ class SingleBestKernel(BaseMKL):
         else:
             scores = {"cv_accuracy": [float(v) for v in (len(y) - loss) / len(y)]}
         theta = _one_hot(M, best)
-        sol = problem.solve(problem.kernel(best), theta, y, self.C, self.tol)
+        sol = problem.solve(problem.kernel(best), theta, y, self._box(self.C), self.tol)
         return _svm_fit(
             problem,
             theta,

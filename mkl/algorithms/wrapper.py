@@ -236,6 +236,7 @@ class WrapperMKL(BaseMKL):
 
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
+    takes_sample_weight = True
 
     @staticmethod
     def _confirm(oracle: Oracle, state: dict, log: IterationLog) -> None:
@@ -256,7 +257,7 @@ class WrapperMKL(BaseMKL):
         domain = self._domain()
         problem = inner_problem(K, K_mean, self._task)
         oracle = Oracle(
-            problem, y, self.C, self.svm_tol, interleaved=self.interleaved, domain=domain
+            problem, y, self._box(self.C), self.svm_tol, interleaved=self.interleaved, domain=domain
         )
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log

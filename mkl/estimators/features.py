@@ -304,9 +304,11 @@ class _FeatureBankEstimator(BaseEstimator):
         return cols
 
     # ------------------------------------------------------------ fit
-    def _fit_on_bank(self, X, y):
+    def _fit_on_bank(self, X, y, sample_weight=None):
         """Compute the bank of ``kernels`` (or of each of the ``views``) on X
-        (validated) and fit the inner estimator on it with targets y."""
+        (validated) and fit the inner estimator on it with targets y (and
+        per-sample weights, the box of row i being C s_i)."""
+        weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
         for stale in (*FIT_SUMMARY, "views_", "view_weights_", "probability_sigmoids_"):
             if hasattr(self, stale):  # a refit's attributes are the new fit's only
                 delattr(self, stale)
@@ -344,7 +346,7 @@ class _FeatureBankEstimator(BaseEstimator):
                 )
                 start = stop
             warn_degenerate_kernels(degenerate_kernels(K[:, :rows, :rows]), names, X)
-            estimator.fit(K, y)
+            estimator.fit(K, y, **weighted)
             del K
             self.normalisation_factors_ = factors
             self.factor_maps_ = None
@@ -368,7 +370,7 @@ class _FeatureBankEstimator(BaseEstimator):
                 del factors_of
             del banks
             warn_degenerate_kernels(degenerate_factor_kernels(bank, rows), names, X)
-            estimator.fit(bank, y)
+            estimator.fit(bank, y, **weighted)
             del bank
             self.normalisation_factors_ = None
             self.factor_maps_ = maps
@@ -532,6 +534,12 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         kernel names are ``name:kernel`` and ``view_weights_`` sums the weights
         per view. ``representation`` and ``dtype`` are the bank's (set in
         ``kernels``).
+    class_weight : dict, "balanced" or None
+        Weights of the classes, multiplying C on their rows as in ``SVC``
+        (``"balanced"``: n / (n_classes * count of the class)); with
+        ``fit(X, y, sample_weight)`` the two multiply. Algorithms that take
+        weights: ``uniform``, ``simplemkl``, ``silp``, ``level``, ``lp_*``,
+        ``gmkl``, ``single_best``, on a dense bank.
     probability : bool
         Fit Platt's sigmoid (:mod:`mkl.estimators.calibration`) on out-of-fold
         decision values of a 5-fold internal cross-validation, as
@@ -587,6 +595,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         representation="auto",
         random_state=None,
         views=None,
+        class_weight=None,
         probability=False,
         verbose=False,
     ):
@@ -601,6 +610,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.representation = representation
         self.random_state = random_state
         self.views = views
+        self.class_weight = class_weight
         self.probability = probability
         self.verbose = verbose
 
@@ -619,22 +629,44 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
             estimator.set_params(verbose=self.verbose)
         return estimator
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
-        ``algorithm`` on it with labels y."""
+        ``algorithm`` on it with labels y; ``sample_weight`` (n_samples,) and
+        ``class_weight`` scale C per row, as in ``SVC``."""
         X_given = X  # the folds of probability=True slice it as given (DataFrame names)
         X, y = self._validated_X(X, y)
         try:
             check_classification_targets(y)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        self._fit_on_bank(X, y)
+        weights = self._row_weights(y, sample_weight)
+        self._fit_on_bank(X, y, weights)
         self.classes_ = self.estimator_.classes_
         if self.probability:
-            self._fit_sigmoids(X_given, y)
+            self._fit_sigmoids(X_given, y, sample_weight)
         return self
 
-    def _fit_sigmoids(self, X, y):
+    def _row_weights(self, y, sample_weight):
+        """sample_weight times the class weights of the rows (None: neither given)."""
+        if self.class_weight is None:
+            return sample_weight
+        from sklearn.utils.class_weight import compute_sample_weight
+
+        try:
+            weights = compute_sample_weight(self.class_weight, y)
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"class_weight: {exc}") from None
+        if sample_weight is None:
+            return weights
+        sample_weight = np.asarray(sample_weight)
+        if sample_weight.shape != weights.shape or sample_weight.dtype.kind not in "biuf":
+            raise InputError(
+                f"sample_weight must be {weights.shape[0]} numbers (one per row), "
+                f"got shape {sample_weight.shape} and dtype {sample_weight.dtype}"
+            )
+        return weights * sample_weight
+
+    def _fit_sigmoids(self, X, y, sample_weight=None):
         """Platt's sigmoid per decision column, on out-of-fold decision values
         of the same estimator (:mod:`mkl.estimators.calibration`)."""
         from sklearn.base import clone
@@ -650,9 +682,12 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
             )
         inner = clone(self).set_params(probability=False, verbose=False)
         cv = StratifiedKFold(folds, shuffle=True, random_state=self._seed())
+        params = {} if sample_weight is None else {"sample_weight": np.asarray(sample_weight)}
         with warnings.catch_warnings():  # the fit on all rows has warned already
             warnings.simplefilter("ignore", DegenerateKernelWarning)
-            scores = cross_val_predict(inner, X, y, cv=cv, method="decision_function")
+            scores = cross_val_predict(
+                inner, X, y, cv=cv, method="decision_function", params=params
+            )
         if scores.ndim == 1:
             sigmoids = [platt_sigmoid(scores, y == self.classes_[1])]
         else:

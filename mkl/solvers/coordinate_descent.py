@@ -147,7 +147,7 @@ def _dual_cd(
     """Dual coordinate descent on
 
         min_x  1/2 (sign*x)' (Z diag(s) Z' + b2 11') (sign*x) + p'x + eps ||x||_1,
-               lo <= x <= hi                                                   (Q)
+               lo <= x <= hi  (per coordinate: lo_i, hi_i)                     (Q)
 
     Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking; the L1 term is
     Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
@@ -174,11 +174,11 @@ def _dual_cd(
         while k < active_size:
             i = index[k]
             G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, s, w, dots) + b2 * v) + p[i]
-            if _stays(G, x[i], lo, hi, eps, pg_max_old, pg_min_old):
+            if _stays(G, x[i], lo[i], hi[i], eps, pg_max_old, pg_min_old):
                 active_size -= 1
                 index[k], index[active_size] = index[active_size], index[k]
                 continue
-            pg, new = _coordinate_step(G, x[i], lo, hi, eps, qd[i])
+            pg, new = _coordinate_step(G, x[i], lo[i], hi[i], eps, qd[i])
             if pg > pg_max_new:
                 pg_max_new = pg
             if pg < pg_min_new:
@@ -224,7 +224,7 @@ def _gram_dual_cd(H, p, lo, hi, eps, x, tol, max_epochs, seed):
             index[t], index[r] = index[r], index[t]
         for k in range(n):
             i = index[k]
-            pg, new = _coordinate_step(g[i], x[i], lo, hi, eps, H[i, i])
+            pg, new = _coordinate_step(g[i], x[i], lo[i], hi[i], eps, H[i, i])
             if pg > pg_max:
                 pg_max = pg
             if pg < pg_min:
@@ -275,6 +275,9 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         data = np.zeros(0, dtype=Z.dtype)
         indices = np.zeros(0, dtype=np.int32)
         indptr = np.zeros(1, dtype=np.int32)
+    # the box per coordinate (a number: the same for all; per-sample C: C_i)
+    lo = np.ascontiguousarray(np.broadcast_to(np.asarray(lo, dtype=np.float64), (n,)))
+    hi = np.ascontiguousarray(np.broadcast_to(np.asarray(hi, dtype=np.float64), (n,)))
     if x0 is None:
         x = np.zeros(n)
     else:
@@ -296,14 +299,14 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         K = (K.toarray() if sp.issparse(K) else K).astype(np.float64)
         H = (K + b2) * np.outer(sign, sign)
         epochs, converged = _gram_dual_cd(
-            H, p, float(lo), float(hi), float(eps), x, float(tol), int(max_epochs), int(seed)
+            H, p, lo, hi, float(eps), x, float(tol), int(max_epochs), int(seed)
         )
         v = float(sign @ x)
         quad = float(x @ (H @ x))
     else:
         qd, w, v = _cd_start(dense, Zd, data, indices, indptr, s, active, sign, x, float(b2))
         epochs, converged, v = _dual_cd(
-            dense, Zd, data, indices, indptr, s, active, active, sign, p, float(lo), float(hi),
+            dense, Zd, data, indices, indptr, s, active, active, sign, p, lo, hi,
             float(eps), x, w, v, qd, float(b2), float(tol), int(max_epochs), int(seed),
         )  # fmt: skip
         # beta'K(theta)beta = sum_j s_j w_j^2 (+ the constant feature's b^2 v^2)
@@ -316,7 +319,7 @@ def solve_factored_svm(
     offsets: np.ndarray,
     theta: np.ndarray,
     y: np.ndarray,
-    C: float | None = 1.0,
+    C: float | np.ndarray | None = 1.0,
     tol: float = 1e-3,
     intercept_sq: float = 1.0,
     alpha0: np.ndarray | None = None,
@@ -328,6 +331,7 @@ def solve_factored_svm(
     ``offsets[m]:offsets[m+1]`` belong to kernel m, weights ``theta`` (M,),
     labels ``y`` in {-1, +1}, and ``intercept_sq`` = b^2.
 
+    ``C``: a number, or C_i per point (``mkl.solvers.smo.box_bounds``: sample weights).
     ``alpha0``: a warm start, clipped into the box [0, C] (a start from another
     C or other labels is still feasible once clipped: the problem has no other
     constraint). ``C=None``: hard margin, as in :func:`mkl.solvers.libsvm.solve_svm_dual`
@@ -348,7 +352,9 @@ def solve_factored_svm(
         C_used = HARD_MARGIN_C / (scale if scale > 0 else 1.0)
         epochs_cap = HARD_MARGIN_MAX_ITER_PER_POINT if max_epochs is None else max_epochs
     else:
-        C_used = float(C)
+        from .smo import box_bounds
+
+        C_used = float(C) if np.ndim(C) == 0 else box_bounds(C, len(y))
         epochs_cap = MAX_EPOCHS if max_epochs is None else max_epochs
     alpha, epochs, converged, quad, v = _box_qp(
         Z, offsets, theta, y, np.full(len(y), -1.0), 0.0, C_used, 0.0,
@@ -570,7 +576,10 @@ class FactorCD:
         )  # fmt: skip
         diag = sq @ ind
         self.diag = np.asarray(diag.toarray() if sp.issparse(diag) else diag, dtype=np.float64)
-        self.sign, self.p, self.lo, self.hi, self.eps = task.factor_form(y, C, self.n)
+        self.sign, self.p, lo, hi, self.eps = task.factor_form(y, C, self.n)
+        # the box per coordinate (per-sample C: C_i)
+        self.lo = np.ascontiguousarray(np.broadcast_to(np.asarray(lo, np.float64), (self.n,)))
+        self.hi = np.ascontiguousarray(np.broadcast_to(np.asarray(hi, np.float64), (self.n,)))
         self.x = np.clip(np.zeros(self.n), self.lo, self.hi)
         self.w = np.zeros(Z.shape[1])
         self.v = 0.0
@@ -587,8 +596,8 @@ class FactorCD:
         self._chunks += 1
         epochs, converged, self.v = _dual_cd(
             self.dense, self.Z, self.data, self.indices, self.indptr, s,
-            _active_ranges(s, self.offsets), self.every, self.sign, self.p, float(self.lo),
-            float(self.hi), float(self.eps), self.x, self.w, self.v, qd, self.b2, float(tol),
+            _active_ranges(s, self.offsets), self.every, self.sign, self.p, self.lo,
+            self.hi, float(self.eps), self.x, self.w, self.v, qd, self.b2, float(tol),
             int(max_epochs), self._chunks,
         )  # fmt: skip
         self.rows_read += self.M * self.n * int(epochs)

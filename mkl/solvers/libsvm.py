@@ -30,6 +30,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR, OneClassSVM
 
+from ..exceptions import InputError
+
 HARD_MARGIN_C = 1e6
 HARD_MARGIN_MAX_ITER_PER_POINT = 200
 
@@ -40,7 +42,7 @@ class SVMSolution:
     dual_coef: np.ndarray  # (n,) alpha * y, the coefficients of the decision function
     bias: float  # decision(x) = sum_i alpha_i y_i k(x_i, x) + bias
     objective: float  # dual value 1'alpha - 1/2 (alpha y)'K(alpha y)
-    C: float  # box actually used (finite also for hard margin)
+    C: float | np.ndarray  # box actually used (finite also for hard margin); (n,) per sample
     at_bound: bool  # hard margin only: not separable (an alpha hit the box, or the cap)
     converged: bool  # libsvm stopped on its tolerance, not its iteration cap
     # b^2/2 (y'alpha)^2 where the intercept is a regularised constant feature b
@@ -64,15 +66,24 @@ class SVMSolution:
 def solve_svm_dual(
     K: np.ndarray,
     y: np.ndarray,
-    C: float | None = 1.0,
+    C: float | np.ndarray | None = 1.0,
     tol: float = 1e-3,
     max_iter: int = -1,
 ) -> SVMSolution:
     """Solve the SVM dual for one precomputed kernel ``K`` (n, n) and labels
-    ``y`` in {-1, +1}. ``C=None`` means hard margin."""
+    ``y`` in {-1, +1}. ``C=None`` means hard margin; an (n,) ``C`` is a box
+    0 <= alpha_i <= C_i per point (``mkl.solvers.smo.box_bounds``), given to
+    libsvm as C = max_i C_i and sample weights C_i / max_i C_i."""
     y = np.asarray(y)
     n = K.shape[0]
-    if C is None:
+    weights = None
+    if C is not None and np.ndim(C) == 1:
+        from .smo import box_bounds  # numba: loaded when first needed
+
+        C = box_bounds(C, n)
+        C_used = C
+        weights = C / C.max()
+    elif C is None:
         scale = float(np.mean(np.diag(K)))
         if not scale > 0:
             scale = float(np.max(np.abs(K))) or 1.0
@@ -82,13 +93,20 @@ def solve_svm_dual(
     else:
         C_used = float(C)
     K = np.ascontiguousarray(K, dtype=np.float64)  # no copy when already so
-    svc = SVC(C=C_used, kernel="precomputed", tol=tol, max_iter=max_iter, shrinking=True)
+    box = float(np.max(C_used))
+    svc = SVC(C=box, kernel="precomputed", tol=tol, max_iter=max_iter, shrinking=True)
+    # libsvm drops the points of weight 0 and numbers its support vectors among
+    # the others: those points (alpha_i = 0) are left out here and mapped back
+    kept = np.arange(n) if weights is None else np.flatnonzero(weights > 0)
+    K_kept = K if weights is None else K[np.ix_(kept, kept)]
+    if np.unique(y[kept]).size < 2:
+        raise InputError("the points of nonzero per-sample C (sample weight) are of one class only")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        svc.fit(K, y)
+        svc.fit(K_kept, y[kept], sample_weight=None if weights is None else weights[kept])
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     beta = np.zeros(n)
-    beta[svc.support_] = svc.dual_coef_[0]
+    beta[kept[svc.support_]] = svc.dual_coef_[0]
     alpha = beta * y
     # libsvm returns alpha within [0, C] up to rounding; clip the rounding
     np.clip(alpha, 0.0, C_used, out=alpha)
@@ -108,12 +126,13 @@ def solve_svm_dual(
     )
 
 
-def primal_objective(K: np.ndarray, y: np.ndarray, C: float, sol: SVMSolution) -> float:
-    """The C-SVM primal 1/2 ||w||^2 + C sum_i max(0, 1 - y_i f(x_i)) at the
+def primal_objective(K: np.ndarray, y: np.ndarray, C, sol: SVMSolution) -> float:
+    """The C-SVM primal 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i f(x_i)) at the
     solution's w = sum_i alpha_i y_i phi(x_i) and bias: an upper bound on the
     dual optimum whatever the solver's precision (weak duality)."""
     f = K @ sol.dual_coef + sol.bias
-    return float(0.5 * sol.dual_coef @ (f - sol.bias) + C * np.maximum(0.0, 1.0 - y * f).sum())
+    hinge = np.maximum(0.0, 1.0 - y * f)  # C: a number, or C_i per point
+    return float(0.5 * sol.dual_coef @ (f - sol.bias) + np.sum(C * hinge))
 
 
 def _fit_libsvm(model, K: np.ndarray, y=None) -> bool:

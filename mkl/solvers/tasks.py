@@ -42,7 +42,7 @@ class DualForm:
     """A task's dual in libsvm's form (``mkl.solvers.smo``):
 
         min_a  1/2 a'Q a + p'a,  Q_st = sign_s sign_t K(idx_s, idx_t),
-        s.t.   0 <= a_t <= upper,  sign'a = sign'start,
+        s.t.   0 <= a_t <= upper (or upper_t),  sign'a = sign'start,
 
     whose coefficients are beta_i = sum_{idx_t = i} sign_t a_t; ``tol_scale``
     brings libsvm's tolerance to this scaling of a."""
@@ -50,7 +50,7 @@ class DualForm:
     sign: np.ndarray
     idx: np.ndarray
     p: np.ndarray
-    upper: float
+    upper: float | np.ndarray  # the box: one bound for all, or each variable's
     start: np.ndarray
     tol_scale: float = 1.0
 
@@ -60,21 +60,36 @@ class DualForm:
         return beta
 
 
-def least_hinge_sum(rising=(), falling=(), weight: float = 1.0, slope: float = 0.0) -> float:
-    """min over b of  slope b + weight (sum_k max(0, falling_k - b) + sum_k max(0, b - rising_k)),
+def least_hinge_sum(rising=(), falling=(), weight=1.0, slope: float = 0.0) -> float:
+    """min over b of  slope b + sum_k w_k max(0, falling_k - b) + sum_k w'_k max(0, b - rising_k),
     a convex piecewise-linear function whose minimum lies at a breakpoint: its
-    value at every breakpoint from sorted prefix sums, O(N log N)."""
-    up, down = np.sort(np.asarray(rising, float)), np.sort(np.asarray(falling, float))
+    value at every breakpoint from sorted prefix sums, O(N log N). ``weight``:
+    one number for every term, or a pair (w' of ``rising``, w of ``falling``) of
+    per-term arrays (per-sample C)."""
+    rising, falling = np.asarray(rising, float), np.asarray(falling, float)
+    if isinstance(weight, tuple):
+        w_up, w_down = (np.broadcast_to(np.asarray(w, float), v.shape) for w, v in
+                        zip(weight, (rising, falling), strict=True))  # fmt: skip
+    else:
+        w_up, w_down = np.full(rising.shape, float(weight)), np.full(falling.shape, float(weight))
+    order_up, order_down = np.argsort(rising), np.argsort(falling)
+    up, down = rising[order_up], falling[order_down]
+    w_up, w_down = w_up[order_up], w_down[order_down]
     points = np.concatenate([up, down])
     if points.size == 0:
         return 0.0
-    after = np.concatenate([np.cumsum(down[::-1])[::-1], [0.0]])  # sums of down[k:]
-    before = np.concatenate([[0.0], np.cumsum(up)])  # sums of up[:k]
+
+    def suffix(v):  # sums of v[k:] for k = 0..len(v)
+        return np.concatenate([np.cumsum(v[::-1])[::-1], [0.0]])
+
+    def prefix(v):  # sums of v[:k] for k = 0..len(v)
+        return np.concatenate([[0.0], np.cumsum(v)])
+
     k_down = np.searchsorted(down, points, side="right")
     k_up = np.searchsorted(up, points, side="left")
-    falling_part = after[k_down] - (len(down) - k_down) * points
-    rising_part = k_up * points - before[k_up]
-    return float(np.min(slope * points + weight * (falling_part + rising_part)))
+    falling_part = suffix(w_down * down)[k_down] - suffix(w_down)[k_down] * points
+    rising_part = prefix(w_up)[k_up] * points - prefix(w_up * up)[k_up]
+    return float(np.min(slope * points + falling_part + rising_part))
 
 
 @dataclass(frozen=True)
@@ -85,35 +100,47 @@ class Classification:
     name = "classification"
 
     def dual_form(self, y, C, n: int) -> DualForm:
-        """sign = y, p = -1, box C, from alpha = 0."""
-        return DualForm(np.asarray(y, float), np.arange(n), np.full(n, -1.0), float(C), np.zeros(n))
+        """sign = y, p = -1, box C (or C_i per point), from alpha = 0."""
+        from .smo import box_bounds
+
+        return DualForm(np.asarray(y, float), np.arange(n), np.full(n, -1.0), box_bounds(C, n),
+                        np.zeros(n))  # fmt: skip
 
     def solution(self, a, beta, rho, quad, y, C, f, converged) -> SVMSolution:
         """The SVMSolution at alpha = a with ``quad`` = beta'K(theta)beta and
-        ``f`` = K(theta)beta; ``primal`` = 1/2 quad + C sum_i max(0, 1 - y_i (f_i + b))
+        ``f`` = K(theta)beta; ``primal`` = 1/2 quad + sum_i C_i max(0, 1 - y_i (f_i + b))
         at the best b, an upper bound on J(theta) (weak duality)."""
-        hinge = least_hinge_sum(falling=1.0 - f[y > 0], rising=-1.0 - f[y < 0], weight=float(C))
+        if np.ndim(C) == 0:
+            weight, C = float(C), float(C)
+        else:
+            C = np.asarray(C, float)
+            weight = (C[y < 0], C[y > 0])
+        hinge = least_hinge_sum(falling=1.0 - f[y > 0], rising=-1.0 - f[y < 0], weight=weight)
         return SVMSolution(
             alpha=a, dual_coef=beta, bias=-rho, objective=float(a.sum() - 0.5 * quad),
-            C=float(C), at_bound=False, converged=converged, primal=0.5 * quad + hinge,
+            C=C, at_bound=False, converged=converged, primal=0.5 * quad + hinge,
         )  # fmt: skip
 
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the bias-free C-SVM as the box QP (Q) of
-        ``mkl.solvers.coordinate_descent``."""
-        return np.asarray(y, float), np.full(n, -1.0), 0.0, float(C), 0.0
+        ``mkl.solvers.coordinate_descent`` (the box [0, C], or [0, C_i] per point)."""
+        from .smo import box_bounds
+
+        hi = float(C) if np.ndim(C) == 0 else box_bounds(C, n)
+        return np.asarray(y, float), np.full(n, -1.0), 0.0, hi, 0.0
 
     def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
         """The factored C-SVM's solution at alpha = x: bias b^2 y'alpha, S =
-        1'alpha - b^2/2 v^2, and ``primal`` = 1/2 (quad + b^2 v^2) + C sum_i
+        1'alpha - b^2/2 v^2, and ``primal`` = 1/2 (quad + b^2 v^2) + sum_i C_i
         max(0, 1 - y_i f_i) with f = K(theta)beta + b^2 v (the intercept a feature)."""
         from .coordinate_descent import FactoredSolution
 
         penalty = 0.5 * b2 * v * v
-        hinge = float(C) * float(np.maximum(0.0, 1.0 - y * f).sum())
+        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        hinge = float(np.sum(C * np.maximum(0.0, 1.0 - y * f)))
         return FactoredSolution(
             alpha=x, dual_coef=x * y, bias=float(b2 * v),
-            objective=float(x.sum() - 0.5 * quad) - penalty, C=float(C), at_bound=False,
+            objective=float(x.sum() - 0.5 * quad) - penalty, C=C, at_bound=False,
             converged=converged, bias_penalty=penalty,
             primal=0.5 * quad + penalty + hinge, epochs=epochs,
         )  # fmt: skip
