@@ -90,8 +90,6 @@ SAMPLE_WEIGHT_CHECKS = (
 
 def _expected_failures(estimator) -> dict[str, str]:
     """scikit-learn's checks that a configuration is known to fail, and why."""
-    if not isinstance(estimator, MultipleKernelClassifier):
-        return {}
     if not mkl.make_estimator(estimator.algorithm).takes_sample_weight:
         why = f"{estimator.algorithm} takes no sample_weight (yet): fit refuses it"
         return dict.fromkeys(SAMPLE_WEIGHT_CHECKS, why)

@@ -187,18 +187,47 @@ def test_bad_sample_weights_are_named(weights, params, match):
         mkl.make_estimator("level", **params).fit(K, y, sample_weight=weights)
 
 
+@pytest.mark.parametrize("name", ["simplemkl", "level", "lp_analytic"])
+@pytest.mark.parametrize("bank_kind", ["dense", "factors"])
+def test_weighted_regression_matches_cvxpy(name, bank_kind):
+    """The epsilon-SVR with per-sample C: -C s_i <= beta_i <= C s_i (libsvm's SVR
+    with weights, the SMO's and the coordinate descent's bounds per variable)."""
+    bank, K, _, y = factored_problem(19, n=40, M=4)
+    targets = np.tanh(0.7 * y + 0.3 * K[0] @ y / 40)
+    s = weights_for(40, 19)
+    params = {"p": 2.0} if name == "lp_analytic" else {}
+    kw = {"task": ("regression", 0.1)}
+    if bank_kind == "factors":
+        kw["intercept_sq"] = intercept_sq(K)
+    if name == "lp_analytic":
+        value, weights = reference.lp_mkl(K, targets, 2.0 * s, 2.0, **kw)
+    else:
+        value, weights = reference.l1_mkl(K, targets, 2.0 * s, **kw)
+    accepted = mkl.make_estimator(name).get_params()
+    precise = {k: v for k, v in PRECISE.items() if k in accepted}
+    precise.update(EXTRA.get(name, {}))
+    est = mkl.make_estimator(name, task="regression", C=2.0, epsilon=0.1, **params)
+    est.set_params(algorithm_params=precise)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(K if bank_kind == "dense" else bank, targets, sample_weight=s)
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    np.testing.assert_allclose(est.weights_, weights, atol=1e-3)
+    assert np.all(est.estimator_.dual_coef_[s == 0] == 0)
+
+
 def test_methods_without_weights_refuse_them():
     _, y, K = random_problem(np.random.default_rng(18), n=30)
     with pytest.raises(ValueError, match="EasyMKL does not take sample_weight"):
         mkl.make_estimator("easymkl").fit(K, y, sample_weight=np.ones(30))
-    # the regressors and novelty detectors do not advertise it (scikit-learn's
-    # has_fit_parameter), and their inner estimator refuses it by name
+    # the novelty detectors do not advertise it (scikit-learn's has_fit_parameter),
+    # and their inner estimator refuses it by name
     from sklearn.utils.validation import has_fit_parameter
 
-    for task in ("regression", "novelty"):
-        assert not has_fit_parameter(mkl.make_estimator("level", task=task), "sample_weight")
     from mkl.algorithms.l1 import LevelMKL
-    from mkl.solvers.tasks import Regression
+    from mkl.solvers.tasks import Novelty
 
-    with pytest.raises(ValueError, match="not supported for the regression task"):
-        LevelMKL(task=Regression(0.1)).fit(K, y * 1.5, sample_weight=np.ones(30))
+    assert not has_fit_parameter(mkl.make_estimator("level", task="novelty"), "sample_weight")
+    assert has_fit_parameter(mkl.make_estimator("level", task="regression"), "sample_weight")
+    with pytest.raises(ValueError, match="not supported for the novelty task"):
+        LevelMKL(task=Novelty(0.5)).fit(K, sample_weight=np.ones(30))

@@ -142,7 +142,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         ``sample_weight``: n nonnegative weights s_i, the box of point i being
         C s_i as in scikit-learn's SVC (class weights: multiply them in, e.g.
         ``sklearn.utils.class_weight.compute_sample_weight``). Methods with
-        ``takes_sample_weight``; classification.
+        ``takes_sample_weight``; classification and regression.
         """
         validate_params(self)
         task = self._task
@@ -150,8 +150,14 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             y = K.y_train  # (a novelty task ignores y)
         K, n = self._validated_bank(K)
         if task.name != "classification":
-            self._refuse_sample_weight(sample_weight, f"the {task.name} task")
-            self._fit_tasks(K, [task.targets(y, n)])
+            if task.name == "novelty":
+                self._refuse_sample_weight(sample_weight, "the novelty task")
+            targets = task.targets(y, n)
+            self._sample_weight = self._checked_sample_weight(sample_weight, K, targets, ())
+            try:
+                self._fit_tasks(K, [targets])
+            finally:
+                del self._sample_weight
             return self
         y = self._check_labels(y, n)
         classes = np.unique(y)
@@ -175,7 +181,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
 
     def _checked_sample_weight(self, sample_weight, K, y, classes) -> np.ndarray | None:
         """The weights s (n,) as float64: finite, >= 0, positive on some point
-        of every class; None when not given."""
+        (of every class of ``classes``); None when not given."""
         if sample_weight is None:
             return None
         if not self.takes_sample_weight:

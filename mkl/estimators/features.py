@@ -791,11 +791,12 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
             algorithm_params=params or None,
         )
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
-        the multiple kernel SVR on it with real targets y."""
+        the multiple kernel SVR on it with real targets y; ``sample_weight``
+        (n_samples,) scales C per row, as in scikit-learn's SVR."""
         X, y = self._validated_X(X, y, y_numeric=True)
-        return self._fit_on_bank(X, y)
+        return self._fit_on_bank(X, y, sample_weight)
 
     def predict(self, X):
         """Predicted targets of the rows of X."""

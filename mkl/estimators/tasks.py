@@ -82,8 +82,8 @@ class _TaskEstimator(BaseEstimator):
     # (the task's dual on factors: mkl.solvers.coordinate_descent)
     accepts_factors = True
 
-    def _fit_solver(self, solver, K, y):
-        solver.fit(K, y)
+    def _fit_solver(self, solver, K, y, sample_weight=None):
+        solver.fit(K, y, **({} if sample_weight is None else {"sample_weight": sample_weight}))
         self.estimator_ = solver
         for name in FITTED_ATTRIBUTES:
             setattr(self, name, getattr(solver, name))
@@ -123,14 +123,16 @@ class MKLRegressor(RegressorMixin, _TaskEstimator):
         self.v = v
         self.algorithm_params = algorithm_params
 
-    def fit(self, K, y=None):
+    def fit(self, K, y=None, sample_weight=None):
+        """Fit on the training kernels and real targets y; ``sample_weight``
+        (n,) scales C per point, as in scikit-learn's SVR."""
         solver = _solver(
             self.algorithm,
             Regression(self.epsilon),
             C=self.C,
             **algorithm_parameters(self, ("p", "v"), reserved=("epsilon", "nu")),
         )
-        return self._fit_solver(solver, K, y)
+        return self._fit_solver(solver, K, y, sample_weight)
 
     def predict(self, K_test):
         """Predicted targets: K(theta)(x, X) beta + bias."""

@@ -400,7 +400,12 @@ def solve_factored_svr(
     - b^2/2 (1'beta)^2, ``objective`` = S - 1/2 beta'K(theta)beta, and the
     prediction is K(x, X) beta + b^2 1'beta."""
     y = np.asarray(y, dtype=np.float64)
-    C = float(C)
+    if np.ndim(C) == 0:
+        C = float(C)
+    else:  # C_i per point
+        from .smo import box_bounds
+
+        C = box_bounds(C, len(y))
     cap = MAX_EPOCHS if max_epochs is None else max_epochs
     beta, epochs, converged, quad, v = _box_qp(
         Z, offsets, theta, np.ones(len(y)), -y, -C, C, float(epsilon),

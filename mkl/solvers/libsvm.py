@@ -63,6 +63,22 @@ class SVMSolution:
         return float(self.alpha.sum()) - self.bias_penalty
 
 
+def _libsvm_box(C, n: int):
+    """libsvm's (C, rows kept, sample weights, the bounds) for the box ``C``: a
+    number (every row, no weights), or C_i per point (``mkl.solvers.smo.box_bounds``)
+    as C = max C_i and weights C_i / max C_i on the rows of C_i > 0. libsvm
+    drops the rows of weight 0 and numbers its support vectors among the
+    others, so they are left out here and mapped back (alpha_i = 0)."""
+    if np.ndim(C) == 0:
+        return float(C), np.arange(n), None, float(C)
+    from .smo import box_bounds  # numba: loaded when first needed
+
+    U = box_bounds(C, n)
+    box = float(U.max())
+    kept = np.flatnonzero(U > 0)
+    return box, kept, U[kept] / box, U
+
+
 def solve_svm_dual(
     K: np.ndarray,
     y: np.ndarray,
@@ -76,14 +92,7 @@ def solve_svm_dual(
     libsvm as C = max_i C_i and sample weights C_i / max_i C_i."""
     y = np.asarray(y)
     n = K.shape[0]
-    weights = None
-    if C is not None and np.ndim(C) == 1:
-        from .smo import box_bounds  # numba: loaded when first needed
-
-        C = box_bounds(C, n)
-        C_used = C
-        weights = C / C.max()
-    elif C is None:
+    if C is None:
         scale = float(np.mean(np.diag(K)))
         if not scale > 0:
             scale = float(np.max(np.abs(K))) or 1.0
@@ -91,20 +100,13 @@ def solve_svm_dual(
         if max_iter == -1:
             max_iter = HARD_MARGIN_MAX_ITER_PER_POINT * n
     else:
-        C_used = float(C)
+        C_used = C
+    box, kept, weights, C_used = _libsvm_box(C_used, n)
     K = np.ascontiguousarray(K, dtype=np.float64)  # no copy when already so
-    box = float(np.max(C_used))
     svc = SVC(C=box, kernel="precomputed", tol=tol, max_iter=max_iter, shrinking=True)
-    # libsvm drops the points of weight 0 and numbers its support vectors among
-    # the others: those points (alpha_i = 0) are left out here and mapped back
-    kept = np.arange(n) if weights is None else np.flatnonzero(weights > 0)
-    K_kept = K if weights is None else K[np.ix_(kept, kept)]
-    if np.unique(y[kept]).size < 2:
+    if weights is not None and np.unique(y[kept]).size < 2:
         raise InputError("the points of nonzero per-sample C (sample weight) are of one class only")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        svc.fit(K_kept, y[kept], sample_weight=None if weights is None else weights[kept])
-    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    converged = _fit_libsvm(svc, K if weights is None else K[np.ix_(kept, kept)], y[kept], weights)
     beta = np.zeros(n)
     beta[kept[svc.support_]] = svc.dual_coef_[0]
     alpha = beta * y
@@ -135,34 +137,39 @@ def primal_objective(K: np.ndarray, y: np.ndarray, C, sol: SVMSolution) -> float
     return float(0.5 * sol.dual_coef @ (f - sol.bias) + np.sum(C * hinge))
 
 
-def _fit_libsvm(model, K: np.ndarray, y=None) -> bool:
+def _fit_libsvm(model, K: np.ndarray, y=None, sample_weight=None) -> bool:
     """Fit a scikit-learn libsvm model on a precomputed kernel; True if libsvm
     stopped on its tolerance rather than its iteration cap."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(np.ascontiguousarray(K, dtype=np.float64), y)
+        model.fit(np.ascontiguousarray(K, dtype=np.float64), y, sample_weight=sample_weight)
     return not any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
 def solve_svr_dual(
-    K: np.ndarray, y: np.ndarray, C: float, epsilon: float, tol: float = 1e-3
+    K: np.ndarray, y: np.ndarray, C, epsilon: float, tol: float = 1e-3
 ) -> SVMSolution:
     """The epsilon-SVR dual on one precomputed kernel (Smola & Schoelkopf 2004,
     with beta = alpha - alpha*):
 
         max_beta  y'beta - epsilon ||beta||_1 - 1/2 beta'K beta
-        s.t.      1'beta = 0,  -C <= beta_i <= C,
+        s.t.      1'beta = 0,  -C_i <= beta_i <= C_i,
 
     solved by libsvm (``SVR(kernel='precomputed')``; at its optimum
-    alpha_i alpha*_i = 0, so its sum(alpha + alpha*) is ||beta||_1).
+    alpha_i alpha*_i = 0, so its sum(alpha + alpha*) is ||beta||_1). ``C``: a
+    number, or C_i per point (given to libsvm as :func:`solve_svm_dual` does).
     ``linear`` = y'beta - epsilon ||beta||_1, ``alpha`` = |beta|, and the
     prediction is K(x, X) beta + bias."""
     y = np.asarray(y, dtype=np.float64)
     n = K.shape[0]
-    model = SVR(kernel="precomputed", C=float(C), epsilon=float(epsilon), tol=tol)
-    converged = _fit_libsvm(model, K, y)
+    box, kept, weights, C = _libsvm_box(C, n)
+    model = SVR(kernel="precomputed", C=box, epsilon=float(epsilon), tol=tol)
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    converged = _fit_libsvm(
+        model, K if weights is None else K[np.ix_(kept, kept)], y[kept], weights
+    )
     beta = np.zeros(n)
-    beta[model.support_] = model.dual_coef_[0]
+    beta[kept[model.support_]] = model.dual_coef_[0]
     np.clip(beta, -C, C, out=beta)  # libsvm's rounding
     linear = float(y @ beta - epsilon * np.abs(beta).sum())
     return SVMSolution(
@@ -170,7 +177,7 @@ def solve_svr_dual(
         dual_coef=beta,
         bias=float(model.intercept_[0]),
         objective=linear - 0.5 * float(beta @ (K @ beta)),
-        C=float(C),
+        C=C,
         at_bound=False,
         converged=converged,
         linear=linear,

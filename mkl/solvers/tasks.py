@@ -184,7 +184,7 @@ class Regression:
         y = np.asarray(y, float)
         return DualForm(
             np.concatenate([np.ones(n), -np.ones(n)]), np.concatenate([np.arange(n)] * 2),
-            np.concatenate([self.epsilon - y, self.epsilon + y]), float(_finite_C(C)),
+            np.concatenate([self.epsilon - y, self.epsilon + y]), _both_boxes(_finite_C(C), n),
             np.zeros(2 * n),
         )  # fmt: skip
 
@@ -193,16 +193,19 @@ class Regression:
         C sum_i max(0, |y_i - f_i - b| - epsilon) at the best b."""
         linear = float(y @ beta - self.epsilon * np.abs(beta).sum())
         r = y - f
-        loss = least_hinge_sum(falling=r - self.epsilon, rising=r + self.epsilon, weight=float(C))
+        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        weight = C if np.ndim(C) == 0 else (C, C)
+        loss = least_hinge_sum(falling=r - self.epsilon, rising=r + self.epsilon, weight=weight)
         return SVMSolution(
             alpha=np.abs(beta), dual_coef=beta, bias=-rho, objective=linear - 0.5 * quad,
-            C=float(C), at_bound=False, converged=converged, linear=linear,
+            C=C, at_bound=False, converged=converged, linear=linear,
             primal=0.5 * quad + loss,
         )  # fmt: skip
 
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the factored SVR (R) as the box QP (Q)."""
-        C = float(_finite_C(C))
+        C = _finite_C(C)
+        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
         return np.ones(n), -np.asarray(y, float), -C, C, float(self.epsilon)
 
     def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
@@ -212,10 +215,11 @@ class Regression:
 
         penalty = 0.5 * b2 * v * v
         fit = float(y @ x - self.epsilon * np.abs(x).sum())
-        loss = float(C) * float(np.maximum(0.0, np.abs(y - f) - self.epsilon).sum())
+        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        loss = float(np.sum(C * np.maximum(0.0, np.abs(y - f) - self.epsilon)))
         return FactoredSolution(
             alpha=np.abs(x), dual_coef=x, bias=float(b2 * v), objective=fit - penalty - 0.5 * quad,
-            C=float(C), at_bound=False, converged=converged, linear=fit - penalty,
+            C=C, at_bound=False, converged=converged, linear=fit - penalty,
             primal=0.5 * quad + penalty + loss, epochs=epochs,
         )  # fmt: skip
 
@@ -288,6 +292,16 @@ class Novelty:
             alpha0=None if warm is None else warm.alpha,
             rho0=None if warm is None else -warm.bias,
         )  # fmt: skip
+
+
+def _both_boxes(C, n: int):
+    """The SVR's bound on (alpha, alpha*): C, or (C_i, C_i) per point."""
+    if np.ndim(C) == 0:
+        return float(C)
+    from .smo import box_bounds
+
+    U = box_bounds(C, n)
+    return np.concatenate([U, U])
 
 
 def _finite_C(C):
