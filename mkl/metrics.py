@@ -119,5 +119,8 @@ def score(estimator: BaseMKL, K_test, y_test, metric: str = "accuracy") -> float
     """One metric on a held-out block (NaN where it is undefined, e.g. the AUC
     of one class); only that metric is computed (inner CV scores every fold of
     every grid point by it)."""
-    value = task_metrics(estimator, K_test, y_test, (metric,)).get(metric)
+    values = task_metrics(estimator, K_test, y_test, (metric,))
+    if metric not in values:  # another task's metric: not an undefined value
+        raise InputError(f"metric {metric!r} is not one of this estimator's task")
+    value = values[metric]
     return float("nan") if value is None else value

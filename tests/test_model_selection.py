@@ -52,6 +52,8 @@ def test_a_subset_of_metrics_is_the_same_values_and_computes_only_those(rng, mon
     _, y, K = random_problem(rng, n=30)
     est = mkl.make_estimator("uniform").fit(K, y)
     assert score(est, K, y, "mcc") == task_metrics(est, K, y)["mcc"]
+    with pytest.raises(ValueError, match="'rmse' is not one of this estimator's task"):
+        score(est, K, y, "rmse")  # another task's metric: an error, not NaN scores
     for other in ("accuracy_score", "f1_score", "roc_auc_score"):
         monkeypatch.setattr(skm, other, lambda *a, **k: pytest.fail("computed"))
     assert score(est, K, y, "mcc") == task_metrics(est, K, y, ("mcc",))["mcc"]

@@ -120,6 +120,54 @@ def test_unit_weights_are_no_weights_and_one_vs_rest_weighs_every_task():
         assert multi.objective_[k] == pytest.approx(binary.objective_, rel=1e-9)
 
 
+def test_a_point_of_weight_zero_does_not_move_the_intercept():
+    """At a small C every multiplier sits at a bound, and the intercept is the
+    middle of the interval the points allow: a point of weight 0 takes no part
+    (libsvm drops it), in the SMO and in the interleaved engine, for the
+    classifier and the SVR."""
+    from mkl.banks.algebra import combine
+    from mkl.solvers.libsvm import solve_svm_dual, solve_svr_dual
+    from mkl.solvers.smo import BankSMO, _rho, solve_svm_smo
+    from mkl.solvers.tasks import Regression
+
+    # no free multiplier: rho is the middle of the interval the bounds allow; the
+    # third point (bound 0) would raise its lower end from -1 to 5 if it counted
+    y3, G3 = np.array([1.0, -1.0, 1.0]), np.array([-1.0, -3.0, 5.0])
+    U3 = np.array([2.0, 2.0, 0.0])
+    alpha3 = np.array([2.0, 2.0, 0.0])
+    assert _rho(y3, alpha3, G3, U3) == pytest.approx(_rho(y3[:2], alpha3[:2], G3[:2], U3[:2]))
+    assert _rho(y3, alpha3, G3, U3) == pytest.approx(1.0)  # (lb -1 + ub 3) / 2
+    _, y, K = random_problem(np.random.default_rng(21), n=40)
+    s = weights_for(40, 21)
+    C = 1e-3 * s
+    ref = solve_svm_dual(K[0], y, C, tol=1e-10)
+    smo = solve_svm_smo(K[0], y, C, tol=1e-10)
+    assert smo.bias == pytest.approx(ref.bias, rel=1e-6, abs=1e-9)
+    targets = np.tanh(y * 0.7) + 0.1 * np.arange(40) / 40
+    task = Regression(0.05)
+    theta = np.full(K.shape[0], 1.0 / K.shape[0])
+    ref = solve_svr_dual(combine(K, theta), targets, C, 0.05, tol=1e-10)
+    engine = BankSMO(K, task.dual_form(targets, C, 40), task, targets, C)
+    sol, _ = engine.solve(theta, 1e-10, track=False)
+    assert -sol.bias == pytest.approx(-ref.bias, rel=1e-6, abs=1e-9)
+
+
+def test_single_best_with_weights_zero_is_single_best_on_the_others():
+    """SingleBestKernel's folds are of the points of positive weight, their
+    errors counted by weight: weights 1 on some points and 0 on the rest give
+    the fit on those points alone (the same folds, scores and kernel)."""
+    _, y, K = random_problem(np.random.default_rng(22), n=60)
+    s = np.zeros(60)
+    s[::3] = 1.0
+    s[1::3] = 1.0
+    kept = np.flatnonzero(s)
+    weighted = fit("single_best", K, y, s, C=1.0)
+    alone = fit("single_best", K[:, kept][:, :, kept], y[kept], None, C=1.0)
+    assert weighted.history_[-1]["cv_accuracy"] == alone.history_[-1]["cv_accuracy"]
+    np.testing.assert_array_equal(weighted.weights_, alone.weights_)
+    assert weighted.objective_ == pytest.approx(alone.objective_, rel=1e-8)
+
+
 def test_the_front_end_takes_class_weight_and_sample_weight():
     """``class_weight`` is the sample weights of scikit-learn's
     ``compute_sample_weight`` (as in SVC), and multiplies ``sample_weight``."""
@@ -218,8 +266,15 @@ def test_weighted_regression_matches_cvxpy(name, bank_kind):
 
 def test_methods_without_weights_refuse_them():
     _, y, K = random_problem(np.random.default_rng(18), n=30)
-    with pytest.raises(ValueError, match="EasyMKL does not take sample_weight"):
+    with pytest.raises(ValueError, match="EasyMKL does not take sample_weight") as refusal:
         mkl.make_estimator("easymkl").fit(K, y, sample_weight=np.ones(30))
+    # the message lists the methods that take weights: the registry's
+    listed = str(refusal.value).split("methods that do: ")[1].split(", ")
+    takes = [n for n in mkl.ALGORITHMS if mkl.make_estimator(n).takes_sample_weight]
+    assert sorted(listed) == sorted(takes)
+    X = np.random.default_rng(18).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="'easymkl' takes no sample or class weights"):
+        MultipleKernelClassifier(algorithm="easymkl", class_weight="balanced").fit(X, y)
     # the novelty detectors do not advertise it (scikit-learn's has_fit_parameter),
     # and their inner estimator refuses it by name
     from sklearn.utils.validation import has_fit_parameter

@@ -129,17 +129,27 @@ class SingleBestKernel(BaseMKL):
         problem = inner_problem(K, K_mean, self._task)
         M = problem.n_kernels
         regression = self._task.name == "regression"
+        # with sample weights the folds are of the points of positive weight, whose
+        # errors count by their weights: a point of weight 0 takes no part, one of
+        # weight k counts as k (as the rows repeated); the others' folds as before
+        s = getattr(self, "_sample_weight", None)
+        rows = np.arange(len(y)) if s is None else np.flatnonzero(s > 0)
+        weight = np.ones(len(y)) if s is None else s
+        y_cv = y[rows]
         if regression:
-            n_max, what = len(y), "the number of points"
+            n_max, what = len(y_cv), "the number of points"
             folds = KFold(self.cv, shuffle=True, random_state=self.random_state)
         else:
-            n_max, what = np.bincount((y > 0).astype(int)).min(), "the smaller class's size"
+            n_max, what = np.bincount((y_cv > 0).astype(int)).min(), "the smaller class's size"
             folds = StratifiedKFold(self.cv, shuffle=True, random_state=self.random_state)
+        if s is not None:
+            what += " among the points of positive sample weight"
         if not (isinstance(self.cv, (int, np.integer)) and 2 <= self.cv <= n_max):
             raise InputError(f"cv must be an integer in [2, {n_max}] ({what}), got {self.cv!r}")
-        loss = np.zeros(M)  # errors, or squared errors, summed over the held-out points
+        loss = np.zeros(M)  # (weighted) errors, or squared errors, over the held-out points
         cv_converged = True  # the selection's SVM solves (all converge unless C=None caps them)
-        for tr, va in folds.split(np.zeros(len(y)), y):
+        for tr, va in folds.split(np.zeros(len(y_cv)), y_cv):
+            tr, va = rows[tr], rows[va]
             sub, decision = problem.fold(tr, va)
             C_fold = self._box(self.C, tr)
             for m in range(M):
@@ -147,14 +157,15 @@ class SingleBestKernel(BaseMKL):
                 cv_converged &= sol.converged
                 f = decision(m, sol)
                 if regression:
-                    loss[m] += float(((f - y[va]) ** 2).sum())
+                    loss[m] += float(weight[va] @ ((f - y[va]) ** 2))
                 else:
-                    loss[m] += (np.where(f > 0, 1, -1) != y[va]).sum()
+                    loss[m] += float(weight[va] @ (np.where(f > 0, 1, -1) != y[va]))
         best = int(np.argmin(loss))
+        total = float(weight[rows].sum())
         if regression:
-            scores = {"cv_mse": [float(v) for v in loss / len(y)]}
+            scores = {"cv_mse": [float(v) for v in loss / total]}
         else:
-            scores = {"cv_accuracy": [float(v) for v in (len(y) - loss) / len(y)]}
+            scores = {"cv_accuracy": [float(v) for v in (total - loss) / total]}
         theta = _one_hot(M, best)
         sol = problem.solve(problem.kernel(best), theta, y, self._box(self.C), self.tol)
         return _svm_fit(

@@ -314,6 +314,12 @@ class _FeatureBankEstimator(BaseEstimator):
                 delattr(self, stale)
         spec = self._bank_spec()
         estimator = self._inner_estimator()
+        if weighted and not getattr(estimator, "takes_sample_weight", True):
+            raise InputError(
+                f"algorithm {self.algorithm!r} takes no sample or class weights (yet): "
+                "unset class_weight / sample_weight, or choose one that does "
+                "(uniform, linear, single_best, simplemkl, silp, level, lp_*, gmkl)"
+            )
         feature_names = getattr(self, "feature_names_in_", None)
         column_names = (
             np.array([f"x{j}" for j in range(X.shape[1])], dtype=object)
@@ -538,8 +544,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         Weights of the classes, multiplying C on their rows as in ``SVC``
         (``"balanced"``: n / (n_classes * count of the class)); with
         ``fit(X, y, sample_weight)`` the two multiply. Algorithms that take
-        weights: ``uniform``, ``simplemkl``, ``silp``, ``level``, ``lp_*``,
-        ``gmkl``, ``single_best``, on a dense bank.
+        weights: ``uniform``, ``linear``, ``single_best``, ``simplemkl``,
+        ``silp``, ``level``, ``lp_*``, ``gmkl``, on dense and factor banks.
     probability : bool
         Fit Platt's sigmoid (:mod:`mkl.estimators.calibration`) on out-of-fold
         decision values of a 5-fold internal cross-validation, as

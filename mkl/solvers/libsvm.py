@@ -79,6 +79,11 @@ def _libsvm_box(C, n: int):
     return box, kept, U[kept] / box, U
 
 
+def _kept_block(K: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """K on the rows and columns ``kept`` (K itself when every row is kept)."""
+    return K if kept.size == K.shape[0] else K[np.ix_(kept, kept)]
+
+
 def solve_svm_dual(
     K: np.ndarray,
     y: np.ndarray,
@@ -165,9 +170,7 @@ def solve_svr_dual(
     box, kept, weights, C = _libsvm_box(C, n)
     model = SVR(kernel="precomputed", C=box, epsilon=float(epsilon), tol=tol)
     K = np.ascontiguousarray(K, dtype=np.float64)
-    converged = _fit_libsvm(
-        model, K if weights is None else K[np.ix_(kept, kept)], y[kept], weights
-    )
+    converged = _fit_libsvm(model, _kept_block(K, kept), y[kept], weights)
     beta = np.zeros(n)
     beta[kept[model.support_]] = model.dual_coef_[0]
     np.clip(beta, -C, C, out=beta)  # libsvm's rounding

@@ -62,7 +62,7 @@ def _box(U, t):
 
 @overload(_box, jit_options={"cache": True})
 def _box_overload(U, t):
-    if isinstance(U, types.Float):
+    if isinstance(U, types.Number):
         return lambda U, t: U
     return lambda U, t: U[t]
 
@@ -393,6 +393,8 @@ def _rho(y, alpha, G, U):
     free = 0
     total = 0.0
     for t in range(y.shape[0]):
+        if _box(U, t) <= 0.0:  # a point of weight 0 takes no part (libsvm drops it)
+            continue
         yG = y[t] * G[t]
         if alpha[t] >= _box(U, t):
             if y[t] < 0:
