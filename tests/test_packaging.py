@@ -134,3 +134,61 @@ def test_data_and_kernel_jobs_start_without_the_estimators():
     import mkl
 
     assert "easymkl" in mkl.ALGORITHMS and issubclass(mkl.ALGORITHMS["easymkl"], mkl.BaseMKL)
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_of(path) -> str:
+    name = _module_name(path)
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def _internal_imports(path, tree, modules: set[str]) -> set[str]:
+    """The mkl modules a module imports, at its top or inside a function (a
+    deferred import closes a circle as well): ``from .x import y`` is module
+    ``pkg.x.y`` when that is a module, else ``pkg.x``."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _package_of(path).split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                if f"{module}.{alias.name}" in modules:
+                    found.add(f"{module}.{alias.name}")
+                elif module in modules:
+                    found.add(module)
+    return found
+
+
+def test_no_import_circle_between_the_library_modules():
+    """No module of mkl imports, directly or through others, one that imports it
+    back, deferred imports included (the house's drawing: 0 circles)."""
+    trees = dict(_modules(REPO / "mkl"))
+    modules = {_module_name(p) for p in trees}
+    graph = {_module_name(p): _internal_imports(p, t, modules) for p, t in trees.items()}
+    packages = {_module_name(p) for p in trees if p.name == "__init__.py"}
+    graph = {m: {d for d in deps if d not in packages} for m, deps in graph.items()}
+    state, circles = {}, []
+
+    def visit(module, trail):
+        state[module] = "open"
+        for dep in sorted(graph.get(module, ())):
+            if state.get(dep) == "open":
+                circles.append(trail[trail.index(dep) :] + [dep])
+            elif dep not in state:
+                visit(dep, trail + [dep])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not circles, f"import circles: {circles}"

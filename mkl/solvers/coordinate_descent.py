@@ -35,7 +35,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .libsvm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, SVMSolution, one_class_optimality
+from .libsvm import (
+    HARD_MARGIN_C,
+    HARD_MARGIN_MAX_ITER_PER_POINT,
+    SVMSolution,
+    box_bounds,
+    one_class_optimality,
+)
 
 # epochs (passes over the training points) before a soft-margin solve gives up.
 # With shrinking most epochs visit a small active set: on Nystroem features of
@@ -331,7 +337,7 @@ def solve_factored_svm(
     ``offsets[m]:offsets[m+1]`` belong to kernel m, weights ``theta`` (M,),
     labels ``y`` in {-1, +1}, and ``intercept_sq`` = b^2.
 
-    ``C``: a number, or C_i per point (``mkl.solvers.smo.box_bounds``: sample weights).
+    ``C``: a number, or C_i per point (``mkl.solvers.libsvm.box_bounds``: sample weights).
     ``alpha0``: a warm start, clipped into the box [0, C] (a start from another
     C or other labels is still feasible once clipped: the problem has no other
     constraint). ``C=None``: hard margin, as in :func:`mkl.solvers.libsvm.solve_svm_dual`
@@ -352,8 +358,6 @@ def solve_factored_svm(
         C_used = HARD_MARGIN_C / (scale if scale > 0 else 1.0)
         epochs_cap = HARD_MARGIN_MAX_ITER_PER_POINT if max_epochs is None else max_epochs
     else:
-        from .smo import box_bounds
-
         C_used = float(C) if np.ndim(C) == 0 else box_bounds(C, len(y))
         epochs_cap = MAX_EPOCHS if max_epochs is None else max_epochs
     alpha, epochs, converged, quad, v = _box_qp(
@@ -403,8 +407,6 @@ def solve_factored_svr(
     if np.ndim(C) == 0:
         C = float(C)
     else:  # C_i per point
-        from .smo import box_bounds
-
         C = box_bounds(C, len(y))
     cap = MAX_EPOCHS if max_epochs is None else max_epochs
     beta, epochs, converged, quad, v = _box_qp(

@@ -63,16 +63,31 @@ class SVMSolution:
         return float(self.alpha.sum()) - self.bias_penalty
 
 
+def box_bounds(C, n: int) -> float | np.ndarray:
+    """The upper bounds of the C-SVM's box from ``C``, checked: a positive
+    finite number, the same for every point (returned as a float), or n
+    nonnegative finite numbers C_i, not all zero (per-sample C, e.g. C times
+    sample weights; a point of C_i = 0 takes no part in the fit)."""
+    if np.ndim(C) == 0:
+        if not (C is not None and C > 0 and np.isfinite(C)):
+            raise InputError(f"C must be a positive finite number, got {C!r}")
+        return float(C)
+    U = np.asarray(C, dtype=np.float64)
+    if U.shape != (n,):
+        raise InputError(f"per-sample C must have shape ({n},), got {U.shape}")
+    if not (np.isfinite(U).all() and (U >= 0).all() and U.max() > 0):
+        raise InputError("per-sample C must be finite, nonnegative and not all zero")
+    return U
+
+
 def _libsvm_box(C, n: int):
     """libsvm's (C, rows kept, sample weights, the bounds) for the box ``C``: a
-    number (every row, no weights), or C_i per point (``mkl.solvers.smo.box_bounds``)
+    number (every row, no weights), or C_i per point (:func:`box_bounds`)
     as C = max C_i and weights C_i / max C_i on the rows of C_i > 0. libsvm
     drops the rows of weight 0 and numbers its support vectors among the
     others, so they are left out here and mapped back (alpha_i = 0)."""
     if np.ndim(C) == 0:
         return float(C), np.arange(n), None, float(C)
-    from .smo import box_bounds  # numba: loaded when first needed
-
     U = box_bounds(C, n)
     box = float(U.max())
     kept = np.flatnonzero(U > 0)
@@ -93,7 +108,7 @@ def solve_svm_dual(
 ) -> SVMSolution:
     """Solve the SVM dual for one precomputed kernel ``K`` (n, n) and labels
     ``y`` in {-1, +1}. ``C=None`` means hard margin; an (n,) ``C`` is a box
-    0 <= alpha_i <= C_i per point (``mkl.solvers.smo.box_bounds``), given to
+    0 <= alpha_i <= C_i per point (:func:`box_bounds`), given to
     libsvm as C = max_i C_i and sample weights C_i / max_i C_i."""
     y = np.asarray(y)
     n = K.shape[0]

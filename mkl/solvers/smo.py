@@ -42,7 +42,7 @@ from numba.extending import overload
 
 from ..banks.algebra import refuse_indefinite
 from ..exceptions import InputError
-from .libsvm import SVMSolution
+from .libsvm import SVMSolution, box_bounds
 
 TAU = 1e-12  # libsvm's floor on the second-order term
 # a formed kernel is a bank of one kernel of weight 1 whose rows are read directly
@@ -427,23 +427,6 @@ def feasible_start(alpha0, y: np.ndarray, C) -> np.ndarray:
     return alpha
 
 
-def box_bounds(C, n: int) -> float | np.ndarray:
-    """The upper bounds of the C-SVM's box from ``C``, checked: a positive
-    finite number, the same for every point (returned as a float), or n
-    nonnegative finite numbers C_i, not all zero (per-sample C, e.g. C times
-    sample weights; a point of C_i = 0 takes no part in the fit)."""
-    if np.ndim(C) == 0:
-        if not (C is not None and C > 0 and np.isfinite(C)):
-            raise InputError(f"C must be a positive finite number, got {C!r}")
-        return float(C)
-    U = np.asarray(C, dtype=np.float64)
-    if U.shape != (n,):
-        raise InputError(f"per-sample C must have shape ({n},), got {U.shape}")
-    if not (np.isfinite(U).all() and (U >= 0).all() and U.max() > 0):
-        raise InputError("per-sample C must be finite, nonnegative and not all zero")
-    return U
-
-
 def solve_svm_smo(
     K: np.ndarray,
     y: np.ndarray,
@@ -454,7 +437,7 @@ def solve_svm_smo(
     shrinking: bool = True,
 ) -> SMOSolution:
     """The C-SVM dual on the precomputed kernel ``K`` (n, n), labels ``y`` in
-    {-1, +1}, box ``C`` (a number, or one bound C_i per point: :func:`box_bounds`),
+    {-1, +1}, box ``C`` (a number, or one bound C_i per point: ``mkl.solvers.libsvm.box_bounds``),
     libsvm's stopping tolerance ``tol``; started at ``alpha0`` when given (made
     feasible by :func:`feasible_start`), else at 0. ``max_iter``: cap on SMO
     iterations (default: libsvm's, 1e7 or 100 n)."""

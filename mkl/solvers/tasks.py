@@ -34,7 +34,7 @@ import numpy as np
 
 from .._validation import check_target_vector
 from ..exceptions import InputError
-from .libsvm import SVMSolution, solve_one_class_dual, solve_svr_dual
+from .libsvm import SVMSolution, box_bounds, solve_one_class_dual, solve_svr_dual
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,6 @@ class Classification:
 
     def dual_form(self, y, C, n: int) -> DualForm:
         """sign = y, p = -1, box C (or C_i per point), from alpha = 0."""
-        from .smo import box_bounds
-
         return DualForm(np.asarray(y, float), np.arange(n), np.full(n, -1.0), box_bounds(C, n),
                         np.zeros(n))  # fmt: skip
 
@@ -124,8 +122,6 @@ class Classification:
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the bias-free C-SVM as the box QP (Q) of
         ``mkl.solvers.coordinate_descent`` (the box [0, C], or [0, C_i] per point)."""
-        from .smo import box_bounds
-
         hi = float(C) if np.ndim(C) == 0 else box_bounds(C, n)
         return np.asarray(y, float), np.full(n, -1.0), 0.0, hi, 0.0
 
@@ -298,8 +294,6 @@ def _both_boxes(C, n: int):
     """The SVR's bound on (alpha, alpha*): C, or (C_i, C_i) per point."""
     if np.ndim(C) == 0:
         return float(C)
-    from .smo import box_bounds
-
     U = box_bounds(C, n)
     return np.concatenate([U, U])
 
