@@ -273,7 +273,7 @@ def test_methods_without_weights_refuse_them():
     takes = [n for n in mkl.ALGORITHMS if mkl.make_estimator(n).takes_sample_weight]
     assert sorted(listed) == sorted(takes)
     X = np.random.default_rng(18).normal(size=(30, 2))
-    with pytest.raises(ValueError, match="'easymkl' takes no sample or class weights"):
+    with pytest.raises(ValueError, match="EasyMKL does not take sample_weight .nor class weights"):
         MultipleKernelClassifier(algorithm="easymkl", class_weight="balanced").fit(X, y)
     # the novelty detectors do not advertise it (scikit-learn's has_fit_parameter),
     # and their inner estimator refuses it by name

@@ -150,43 +150,37 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             y = K.y_train  # (a novelty task ignores y)
         K, n = self._validated_bank(K)
         if task.name != "classification":
-            if task.name == "novelty":
-                self._refuse_sample_weight(sample_weight, "the novelty task")
-            targets = task.targets(y, n)
-            self._sample_weight = self._checked_sample_weight(sample_weight, K, targets, ())
-            try:
-                self._fit_tasks(K, [targets])
-            finally:
-                del self._sample_weight
-            return self
-        y = self._check_labels(y, n)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
-        if classes.size == 2:
-            tasks = [np.where(y == classes[1], 1, -1)]
-        else:  # one-vs-rest
-            tasks = [np.where(y == c, 1, -1) for c in classes]
-        self._sample_weight = self._checked_sample_weight(sample_weight, K, y, classes)
+            if task.name == "novelty" and sample_weight is not None:
+                raise InputError("sample_weight is not supported for the novelty task yet")
+            y, classes = task.targets(y, n), None
+            tasks = [y]
+        else:
+            y = self._check_labels(y, n)
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise InputError(f"y has one class only ({classes[0]!r}); need at least two")
+            if classes.size == 2:
+                tasks = [np.where(y == classes[1], 1, -1)]
+            else:  # one-vs-rest
+                tasks = [np.where(y == c, 1, -1) for c in classes]
+        self._sample_weight = self._checked_sample_weight(sample_weight, y, classes)
         try:
             self._fit_tasks(K, tasks)
         finally:
             del self._sample_weight
-        self.classes_ = classes
+        if classes is not None:
+            self.classes_ = classes
         return self
 
-    def _refuse_sample_weight(self, sample_weight, what: str) -> None:
-        if sample_weight is not None:
-            raise InputError(f"sample_weight is not supported for {what} yet")
-
-    def _checked_sample_weight(self, sample_weight, K, y, classes) -> np.ndarray | None:
+    def _checked_sample_weight(self, sample_weight, y, classes) -> np.ndarray | None:
         """The weights s (n,) as float64: finite, >= 0, positive on some point
-        (of every class of ``classes``); None when not given."""
+        (of every class of ``classes``, if given); None when not given."""
         if sample_weight is None:
             return None
         if not self.takes_sample_weight:
             raise InputError(
-                f"{type(self).__name__} does not take sample_weight yet; methods that do: "
+                f"{type(self).__name__} does not take sample_weight (nor class weights) "
+                "yet; methods that do: "
                 "uniform, linear, single_best, simplemkl, silp, level, lp_newton, "
                 "lp_cutting_plane, lp_analytic, gmkl"
             )
@@ -204,7 +198,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             raise InputError("sample_weight must be >= 0 (the box of point i is C s_i)")
         if not (s > 0).any():
             raise InputError("sample_weight is zero on every point: there is nothing to fit")
-        for c in classes:
+        for c in () if classes is None else classes:
             if not (s[y == c] > 0).any():
                 label = c.item() if isinstance(c, np.generic) else c
                 raise InputError(

@@ -314,12 +314,6 @@ class _FeatureBankEstimator(BaseEstimator):
                 delattr(self, stale)
         spec = self._bank_spec()
         estimator = self._inner_estimator()
-        if weighted and not getattr(estimator, "takes_sample_weight", True):
-            raise InputError(
-                f"algorithm {self.algorithm!r} takes no sample or class weights (yet): "
-                "unset class_weight / sample_weight, or choose one that does "
-                "(uniform, linear, single_best, simplemkl, silp, level, lp_*, gmkl)"
-            )
         feature_names = getattr(self, "feature_names_in_", None)
         column_names = (
             np.array([f"x{j}" for j in range(X.shape[1])], dtype=object)
