@@ -39,7 +39,7 @@ from .libsvm import (
     HARD_MARGIN_C,
     HARD_MARGIN_MAX_ITER_PER_POINT,
     SVMSolution,
-    box_bounds,
+    box_of,
     one_class_optimality,
 )
 
@@ -261,6 +261,12 @@ def _active_ranges(s: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.stack([offsets[nz], offsets[nz + 1]], axis=1).astype(np.int64)
 
 
+def _per_coordinate(bound, n: int) -> np.ndarray:
+    """A bound of the box of (Q) for each of the n coordinates (float64): a
+    number the same for all, or an (n,) vector (per-sample C: C_i)."""
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(bound, dtype=np.float64), (n,)))
+
+
 def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
     """Solve (Q) for factors ``Z`` (n, R; an array or a CSR matrix) whose columns
     ``offsets[m]:offsets[m+1]`` belong to kernel m and weights ``theta`` (M,),
@@ -281,9 +287,7 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         data = np.zeros(0, dtype=Z.dtype)
         indices = np.zeros(0, dtype=np.int32)
         indptr = np.zeros(1, dtype=np.int32)
-    # the box per coordinate (a number: the same for all; per-sample C: C_i)
-    lo = np.ascontiguousarray(np.broadcast_to(np.asarray(lo, dtype=np.float64), (n,)))
-    hi = np.ascontiguousarray(np.broadcast_to(np.asarray(hi, dtype=np.float64), (n,)))
+    lo, hi = _per_coordinate(lo, n), _per_coordinate(hi, n)
     if x0 is None:
         x = np.zeros(n)
     else:
@@ -358,7 +362,7 @@ def solve_factored_svm(
         C_used = HARD_MARGIN_C / (scale if scale > 0 else 1.0)
         epochs_cap = HARD_MARGIN_MAX_ITER_PER_POINT if max_epochs is None else max_epochs
     else:
-        C_used = float(C) if np.ndim(C) == 0 else box_bounds(C, len(y))
+        C_used = box_of(C, len(y))
         epochs_cap = MAX_EPOCHS if max_epochs is None else max_epochs
     alpha, epochs, converged, quad, v = _box_qp(
         Z, offsets, theta, y, np.full(len(y), -1.0), 0.0, C_used, 0.0,
@@ -404,10 +408,7 @@ def solve_factored_svr(
     - b^2/2 (1'beta)^2, ``objective`` = S - 1/2 beta'K(theta)beta, and the
     prediction is K(x, X) beta + b^2 1'beta."""
     y = np.asarray(y, dtype=np.float64)
-    if np.ndim(C) == 0:
-        C = float(C)
-    else:  # C_i per point
-        C = box_bounds(C, len(y))
+    C = box_of(C, len(y))  # or C_i per point
     cap = MAX_EPOCHS if max_epochs is None else max_epochs
     beta, epochs, converged, quad, v = _box_qp(
         Z, offsets, theta, np.ones(len(y)), -y, -C, C, float(epsilon),
@@ -584,9 +585,7 @@ class FactorCD:
         diag = sq @ ind
         self.diag = np.asarray(diag.toarray() if sp.issparse(diag) else diag, dtype=np.float64)
         self.sign, self.p, lo, hi, self.eps = task.factor_form(y, C, self.n)
-        # the box per coordinate (per-sample C: C_i)
-        self.lo = np.ascontiguousarray(np.broadcast_to(np.asarray(lo, np.float64), (self.n,)))
-        self.hi = np.ascontiguousarray(np.broadcast_to(np.asarray(hi, np.float64), (self.n,)))
+        self.lo, self.hi = _per_coordinate(lo, self.n), _per_coordinate(hi, self.n)
         self.x = np.clip(np.zeros(self.n), self.lo, self.hi)
         self.w = np.zeros(Z.shape[1])
         self.v = 0.0

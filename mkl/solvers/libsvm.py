@@ -80,6 +80,12 @@ def box_bounds(C, n: int) -> float | np.ndarray:
     return U
 
 
+def box_of(C, n: int) -> float | np.ndarray:
+    """``C`` as the solvers take it: a number as a float (checked where it is
+    used), or the checked per-point bounds (:func:`box_bounds`)."""
+    return float(C) if np.ndim(C) == 0 else box_bounds(C, n)
+
+
 def _libsvm_box(C, n: int):
     """libsvm's (C, rows kept, sample weights, the bounds) for the box ``C``: a
     number (every row, no weights), or C_i per point (:func:`box_bounds`)

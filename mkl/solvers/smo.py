@@ -474,7 +474,7 @@ def solve_svm_smo(
         dual_coef=beta,
         bias=-float(_rho(y, alpha, G, U)),
         objective=objective,
-        C=float(C) if np.ndim(C) == 0 else U,
+        C=U,  # float, or C_i per point
         at_bound=False,
         converged=bool(converged),
         iterations=int(iterations),

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._validation import check_target_vector
 from ..exceptions import InputError
-from .libsvm import SVMSolution, box_bounds, solve_one_class_dual, solve_svr_dual
+from .libsvm import SVMSolution, box_bounds, box_of, solve_one_class_dual, solve_svr_dual
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,8 @@ class Classification:
         """The SVMSolution at alpha = a with ``quad`` = beta'K(theta)beta and
         ``f`` = K(theta)beta; ``primal`` = 1/2 quad + sum_i C_i max(0, 1 - y_i (f_i + b))
         at the best b, an upper bound on J(theta) (weak duality)."""
-        if np.ndim(C) == 0:
-            weight, C = float(C), float(C)
-        else:
-            C = np.asarray(C, float)
-            weight = (C[y < 0], C[y > 0])
+        C = _kept_box(C)
+        weight = C if np.ndim(C) == 0 else (C[y < 0], C[y > 0])
         hinge = least_hinge_sum(falling=1.0 - f[y > 0], rising=-1.0 - f[y < 0], weight=weight)
         return SVMSolution(
             alpha=a, dual_coef=beta, bias=-rho, objective=float(a.sum() - 0.5 * quad),
@@ -122,8 +119,7 @@ class Classification:
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the bias-free C-SVM as the box QP (Q) of
         ``mkl.solvers.coordinate_descent`` (the box [0, C], or [0, C_i] per point)."""
-        hi = float(C) if np.ndim(C) == 0 else box_bounds(C, n)
-        return np.asarray(y, float), np.full(n, -1.0), 0.0, hi, 0.0
+        return np.asarray(y, float), np.full(n, -1.0), 0.0, box_of(C, n), 0.0
 
     def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
         """The factored C-SVM's solution at alpha = x: bias b^2 y'alpha, S =
@@ -132,7 +128,7 @@ class Classification:
         from .coordinate_descent import FactoredSolution
 
         penalty = 0.5 * b2 * v * v
-        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        C = _kept_box(C)
         hinge = float(np.sum(C * np.maximum(0.0, 1.0 - y * f)))
         return FactoredSolution(
             alpha=x, dual_coef=x * y, bias=float(b2 * v),
@@ -189,7 +185,7 @@ class Regression:
         C sum_i max(0, |y_i - f_i - b| - epsilon) at the best b."""
         linear = float(y @ beta - self.epsilon * np.abs(beta).sum())
         r = y - f
-        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        C = _kept_box(C)
         weight = C if np.ndim(C) == 0 else (C, C)
         loss = least_hinge_sum(falling=r - self.epsilon, rising=r + self.epsilon, weight=weight)
         return SVMSolution(
@@ -200,8 +196,7 @@ class Regression:
 
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the factored SVR (R) as the box QP (Q)."""
-        C = _finite_C(C)
-        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        C = box_of(_finite_C(C), n)
         return np.ones(n), -np.asarray(y, float), -C, C, float(self.epsilon)
 
     def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
@@ -211,7 +206,7 @@ class Regression:
 
         penalty = 0.5 * b2 * v * v
         fit = float(y @ x - self.epsilon * np.abs(x).sum())
-        C = float(C) if np.ndim(C) == 0 else np.asarray(C, float)  # C_i per point
+        C = _kept_box(C)
         loss = float(np.sum(C * np.maximum(0.0, np.abs(y - f) - self.epsilon)))
         return FactoredSolution(
             alpha=np.abs(x), dual_coef=x, bias=float(b2 * v), objective=fit - penalty - 0.5 * quad,
@@ -292,10 +287,13 @@ class Novelty:
 
 def _both_boxes(C, n: int):
     """The SVR's bound on (alpha, alpha*): C, or (C_i, C_i) per point."""
-    if np.ndim(C) == 0:
-        return float(C)
-    U = box_bounds(C, n)
-    return np.concatenate([U, U])
+    U = box_of(C, n)
+    return U if np.ndim(U) == 0 else np.concatenate([U, U])
+
+
+def _kept_box(C) -> float | np.ndarray:
+    """The box a solution keeps: C as a float, or C_i per point as floats."""
+    return float(C) if np.ndim(C) == 0 else np.asarray(C, float)
 
 
 def _finite_C(C):
