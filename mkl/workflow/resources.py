@@ -23,7 +23,7 @@ from .representation import timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it
-FIT_MINUTES_PER_SPLIT = 20  # generous: MKL solvers differ by orders of magnitude
+FIT_MINUTES = 20  # per fit of a split: generous: MKL solvers differ by orders of magnitude
 
 
 def bank_mb(
@@ -85,9 +85,9 @@ def fit_mem_mb(bank_paths: Sequence[str | os.PathLike], attempt: int) -> int:
     return int(BASE_MEM_MB + MEMORY_FACTOR * max(sizes) / 2**20 * attempt)
 
 
-def fit_runtime(n_splits: int, input_mb: float, attempt: int) -> int:
-    """Minutes for a fit job of ``n_splits`` splits reading ``input_mb`` MB."""
-    return int((FIT_MINUTES_PER_SPLIT * n_splits + input_mb / 5) * attempt)
+def fit_runtime(n_fits: int, input_mb: float, attempt: int) -> int:
+    """Minutes for a fit job of ``n_fits`` (algorithm, split) fits reading ``input_mb`` MB."""
+    return int((FIT_MINUTES * n_fits + input_mb / 5) * attempt)
 
 
 TIMING_FEATURES = 1000  # features per point assumed when sizing a timing point's data

@@ -6,6 +6,7 @@ Paths (docs/design.md, data flow)::
 
     results/fits/{experiment}/{dataset}/{algorithm}/{split}.json           one split per job
     results/fits/{experiment}/{dataset}/{algorithm}/splits_{a}-{b}.json    splits a..b per job
+    results/fits/{experiment}/{dataset}/splits_{a}-{b}.json                every algorithm, a..b
     results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json     a chunk of a grid's CV
     results/kernels/{experiment}/{dataset}/{split}.h5
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..model_selection import grid_points
 from .experiment import algorithm as algorithm_entry
-from .experiment import fit_batches, fit_jobs
+from .experiment import fit_batches, fit_jobs, protocol, runs_on, split_batches
 
 
 def splits_per_job(exp: Mapping, config: Mapping) -> int:
@@ -25,10 +26,29 @@ def splits_per_job(exp: Mapping, config: Mapping) -> int:
     return int(config.get("splits_per_job", exp.get("execution", {}).get("splits_per_job", 1)))
 
 
-def fit_files(exp: Mapping, available: Sequence[str], per_job: int) -> list[str]:
+def batch_algorithms(exp: Mapping, config: Mapping) -> bool:
+    """Whether one fit job fits every algorithm of a dataset in turn: config
+    ``batch_algorithms``, else the experiment's ``execution.batch_algorithms``,
+    else False (``--config batch_algorithms=true`` gives the string "true")."""
+    value = config.get("batch_algorithms", exp.get("execution", {}).get("batch_algorithms", False))
+    return str(value).lower() == "true"
+
+
+def fit_files(
+    exp: Mapping, available: Sequence[str], per_job: int, all_algorithms: bool = False
+) -> list[str]:
     """The fit records of the experiment's ``available`` datasets: one file per
-    split, or with ``per_job`` = b > 1 one file per b consecutive splits."""
+    split, or with ``per_job`` = b > 1 one file per b consecutive splits; with
+    ``all_algorithms`` one file per dataset and b splits, holding the records
+    of every algorithm that runs on the dataset (:func:`dataset_algorithms`)."""
     name = exp["name"]
+    if all_algorithms:
+        return [
+            f"results/fits/{name}/{ds}/splits_{first}-{last}.json"
+            for ds in available
+            if dataset_algorithms(exp, ds)
+            for first, last in split_batches(protocol(exp, ds)["repetitions"], per_job)
+        ]
     if per_job == 1:
         return [
             f"results/fits/{name}/{ds}/{alg}/{split}.json"
@@ -38,6 +58,20 @@ def fit_files(exp: Mapping, available: Sequence[str], per_job: int) -> list[str]
         f"results/fits/{name}/{ds}/{alg}/splits_{first}-{last}.json"
         for ds, alg, first, last in fit_batches(exp, available, per_job)
     ]
+
+
+def dataset_algorithms(exp: Mapping, dataset: str) -> list[str]:
+    """The algorithm entries fitted on ``dataset``, in the experiment's order:
+    the algorithms of a fit job that fits them all (``batch_algorithms``)."""
+    return [alg for alg in exp["algorithms"] if runs_on(exp, alg, dataset)]
+
+
+def job_algorithms(wildcards, exp: Mapping) -> list[str]:
+    """The algorithms a fit job fits: its ``algorithm``, or every algorithm of
+    its dataset for a job without one (``batch_algorithms``)."""
+    if hasattr(wildcards, "algorithm"):
+        return [wildcards.algorithm]
+    return dataset_algorithms(exp, wildcards.dataset)
 
 
 def job_splits(wildcards) -> list[int]:
@@ -65,15 +99,16 @@ def grid_chunks(exp: Mapping, config: Mapping, algorithm: str, dataset: str) -> 
     return 1 if points < 2 else min(int(wanted), points)
 
 
-def cv_chunk_files(wildcards, chunks: int) -> list[str]:
-    """The CV chunks a fit job joins: ``chunks`` per split, split by split."""
-    if chunks == 1:
-        return []
+def cv_chunk_files(wildcards, chunks: Mapping[str, int]) -> list[str]:
+    """The CV chunks a fit job joins, algorithm by algorithm (``chunks``: how
+    many per split of each of the job's algorithms), split by split."""
     w = wildcards
     return [
-        f"results/cv/{w.experiment}/{w.dataset}/{w.algorithm}/{split}/{i}.json"
+        f"results/cv/{w.experiment}/{w.dataset}/{alg}/{split}/{i}.json"
+        for alg, n in chunks.items()
+        if n > 1
         for split in job_splits(w)
-        for i in range(chunks)
+        for i in range(n)
     ]
 
 

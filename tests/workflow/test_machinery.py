@@ -644,17 +644,56 @@ def test_grid_chunks_at_most_one_per_grid_point():
 
 def test_cv_chunk_files_split_by_split():
     w = types.SimpleNamespace(experiment="e", dataset="d", algorithm="uniform", split="4")
-    assert targets.cv_chunk_files(w, 1) == []
-    assert targets.cv_chunk_files(w, 3) == [f"results/cv/e/d/uniform/4/{i}.json" for i in range(3)]
+    assert targets.cv_chunk_files(w, {"uniform": 1}) == []
+    assert targets.cv_chunk_files(w, {"uniform": 3}) == [
+        f"results/cv/e/d/uniform/4/{i}.json" for i in range(3)
+    ]
     batch = types.SimpleNamespace(
         experiment="e", dataset="d", algorithm="gmkl", first="0", last="1"
     )
-    assert targets.cv_chunk_files(batch, 2) == [
+    assert targets.cv_chunk_files(batch, {"gmkl": 2}) == [
         "results/cv/e/d/gmkl/0/0.json",
         "results/cv/e/d/gmkl/0/1.json",
         "results/cv/e/d/gmkl/1/0.json",
         "results/cv/e/d/gmkl/1/1.json",
     ]
+    # a job of every algorithm: algorithm by algorithm (none for one without chunks)
+    dataset_job = types.SimpleNamespace(experiment="e", dataset="d", first="0", last="1")
+    assert targets.cv_chunk_files(dataset_job, {"level": 1, "gmkl": 2, "uniform": 2}) == [
+        *(f"results/cv/e/d/gmkl/{s}/{i}.json" for s in (0, 1) for i in (0, 1)),
+        *(f"results/cv/e/d/uniform/{s}/{i}.json" for s in (0, 1) for i in (0, 1)),
+    ]
+
+
+def test_batch_algorithms_config_then_experiment_then_off():
+    exp = targets_experiment()
+    assert not targets.batch_algorithms(exp, {})
+    exp["execution"]["batch_algorithms"] = True
+    assert targets.batch_algorithms(exp, {})
+    assert not targets.batch_algorithms(exp, {"batch_algorithms": "false"})  # --config's string
+    del exp["execution"]
+    assert targets.batch_algorithms(exp, {"batch_algorithms": "true"})
+
+
+def test_fit_files_of_every_algorithm_per_dataset():
+    """With batch_algorithms: one file per (dataset, split batch), its job
+    fitting the algorithms that run on the dataset (gmkl only on a)."""
+    exp = targets_experiment()
+    assert targets.fit_files(exp, ["a", "b"], 2, all_algorithms=True) == [
+        "results/fits/demo/a/splits_0-1.json",
+        "results/fits/demo/a/splits_2-2.json",
+        "results/fits/demo/b/splits_0-1.json",  # b: 2 repetitions
+    ]
+    assert targets.fit_files(exp, ["b"], 1, all_algorithms=True) == [
+        "results/fits/demo/b/splits_0-0.json",
+        "results/fits/demo/b/splits_1-1.json",
+    ]
+    assert targets.dataset_algorithms(exp, "a") == list(exp["algorithms"])
+    assert targets.dataset_algorithms(exp, "b") == ["uniform", "level", "linear"]
+    job = types.SimpleNamespace(experiment="demo", dataset="b", first="0", last="1")
+    assert targets.job_algorithms(job, exp) == ["uniform", "level", "linear"]
+    one = types.SimpleNamespace(experiment="demo", dataset="b", algorithm="level", split="0")
+    assert targets.job_algorithms(one, exp) == ["level"]
 
 
 def test_figures_of_kind_is_a_wildcard_constraint():
@@ -803,7 +842,7 @@ def test_estimates_without_their_inputs_are_the_planning_defaults(tmp_path, stag
         assert resources.kernels_mem_mb(GAUSS_SPEC, missing, splits_path, 0, attempt) == expected
         assert resources.fit_mem_mb([missing, tmp_path / "other.h5"], attempt) == expected
         assert resources.fit_mem_mb([], attempt) == expected
-    assert resources.fit_runtime(1, 0, 1) == resources.FIT_MINUTES_PER_SPLIT
+    assert resources.fit_runtime(1, 0, 1) == resources.FIT_MINUTES
 
 
 def test_memory_from_real_inputs_grows_with_the_attempt(tmp_path, stage_files):

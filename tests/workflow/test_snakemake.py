@@ -49,9 +49,10 @@ TINY = {
         },
     },
     "overrides": {"sonar": {"protocol": {"train_fraction": 0.6}}},
-    # both splits in one fit job, as the shipped experiments run (a job's start-up,
-    # about 2 s of imports, is most of a tiny fit); one job per split is SMALL's
-    "execution": {"splits_per_job": 2},
+    # every algorithm and both splits of a dataset in one fit job, as the quick
+    # experiment runs (a job's start-up, about 4 CPU-s of imports and compiling, is
+    # most of a tiny fit); one job per algorithm and split is SMALL's
+    "execution": {"splits_per_job": 2, "batch_algorithms": True},
     "figures": {
         "lam_curve": {
             "kind": "sweep",
@@ -109,9 +110,13 @@ TINY = {
 }
 
 
-def batch_record(path, split):
-    """The record of ``split`` in a fit job's file of several splits."""
-    return next(r for r in read_fit_records(path) if r["split"] == split)
+def batch_record(path, split, algorithm=None):
+    """The record of ``split`` (and ``algorithm``) in a fit job's file of several."""
+    return next(
+        r
+        for r in read_fit_records(path)
+        if r["split"] == split and algorithm in (None, r["algorithm"])
+    )
 
 
 def snakemake_command(workdir, *args):
@@ -170,10 +175,20 @@ def test_tiny_experiment_end_to_end(workdir):
     assert "## table4" in wide and "(66.3 ± 5.3)" in wide  # ours (the paper's toy1 uniform)
     assert "tabular" in (workdir / "results" / "tables" / "tiny" / "paper_tables.tex").read_text()
     # the sonar override: 60% of its 208 points train, gmkl_toy1 keeps 50% of 300
-    fit = batch_record(workdir / "results/fits/tiny/sonar/uniform/splits_0-1.json", 0)
+    fit = batch_record(workdir / "results/fits/tiny/sonar/splits_0-1.json", 0, "uniform")
     assert fit["n_train"] == int(0.6 * 208)  # scikit-learn rounds the training part down
-    fit = batch_record(workdir / "results/fits/tiny/gmkl_toy1/uniform/splits_0-1.json", 1)
+    fit = batch_record(workdir / "results/fits/tiny/gmkl_toy1/splits_0-1.json", 1, "uniform")
     assert fit["n_train"] == 150
+    # one fit job per dataset: its records, algorithm by algorithm (in the order of
+    # the experiment file, whose keys yaml.safe_dump sorted), split by split
+    records = read_fit_records(workdir / "results/fits/tiny/sonar/splits_0-1.json")
+    assert [(r["algorithm"], r["split"]) for r in records] == [
+        (alg, split) for alg in ("easymkl", "linear", "uniform") for split in (0, 1)
+    ]
+    assert (
+        sorted(p.name for p in (workdir / "results/fits/tiny").rglob("*.json"))
+        == ["splits_0-1.json"] * 2
+    )
     assert "| -" in (workdir / "results/tables/tiny/results.md").read_text()  # sweep not on sonar
     figures = workdir / "results" / "figures" / "tiny"
     curve = json.loads((figures / "lam_curve.json").read_text())
@@ -249,7 +264,7 @@ TASKS = {
         "task": "novelty",
         "datasets": ["gmkl_toy1"],
         "protocol": {"repetitions": 2, "train_fraction": 0.5, "inner_folds": 2, "seed": 1},
-        "execution": {"splits_per_job": 2},
+        "execution": {"splits_per_job": 2, "batch_algorithms": True},
         "kernels": {
             "families": [{"family": "gaussian", "widths": [0.1, 1.0]}],
             "features": ["all"],
@@ -302,7 +317,7 @@ def test_regression_and_novelty_experiments_end_to_end(workdir):
     nov = pd.read_csv(tables / "nov" / "results.csv")
     assert nov["auc_mean"].between(0, 1).all() and nov["n_splits"].eq(2).all()
     assert "test AUC (%)" in (tables / "nov" / "results.md").read_text()
-    fit = batch_record(workdir / "results/fits/nov/gmkl_toy1/uniform/splits_0-1.json", 1)
+    fit = batch_record(workdir / "results/fits/nov/gmkl_toy1/splits_0-1.json", 1, "uniform")
     assert set(fit["test"]) == {"auc"} and fit["selected_params"]["nu"] in (0.1, 0.5)
     for name in TASKS:
         assert (workdir / "results" / "figures" / name / "results.png").stat().st_size > 1000
@@ -318,9 +333,10 @@ def _check_unavailable_dataset(workdir, run):
     assert "dataset 'ghost' is not available: tried http://127.0.0.1:9/ghost.tsv.gz" in lines[0]
     fits = workdir / "results" / "fits" / "nov"
     assert not (fits / "ghost").exists()
-    for algorithm in TASKS["nov"]["algorithms"]:  # both splits in one job each
-        records = read_fit_records(fits / "gmkl_toy1" / algorithm / "splits_0-1.json")
-        assert [r["split"] for r in records] == [0, 1]
+    records = read_fit_records(fits / "gmkl_toy1" / "splits_0-1.json")  # one job: both
+    assert [(r["algorithm"], r["split"]) for r in records] == [  # algorithms, both splits
+        (alg, split) for alg in sorted(TASKS["nov"]["algorithms"]) for split in (0, 1)
+    ]
     md = (workdir / "results" / "tables" / "nov" / "results.md").read_text()
     assert "| ghost     | not available" in md and "Not available:\n- ghost: dataset 'ghost'" in md
     again = snakemake(workdir, "-n", "--config", "download_timeout=2")
@@ -352,7 +368,7 @@ TINY_SIMILARITY = {
         "seed": 3,
         "balanced_classes": True,
     },
-    "execution": {"splits_per_job": 2},
+    "execution": {"splits_per_job": 2, "batch_algorithms": True},
     "kernels": {
         "similarity": {"generator": "perturbed_gaussian", "width": 4.0, "noise": 0.1, "seed": 0},
         "eigendecompose": True,
@@ -361,8 +377,8 @@ TINY_SIMILARITY = {
         "denoise": {"grid": {"C": [0.1, 10]}},
         "shift": {},
         "similarity_features": {},
-        # the kernel learners on the measured similarities only (each fit job
-        # is about 2.5 CPU-s of start-up; the generated ones are the bank's test)
+        # the kernel learners on the measured similarities only (the generated
+        # ones are the bank's test)
         "indsvm": {"datasets": ["auralsonar"], "params": {"max_iter": 30}},
         "eskl": {"datasets": ["auralsonar"], "params": {"loss": "l1", "max_iter": 20}},
         "emkl": {"datasets": ["auralsonar"], "params": {"max_iter": 5}},
@@ -454,7 +470,7 @@ def test_grid_chunks_fan_out_without_changing_the_tables(batched_run, small_run)
     fits = "results/fits/small/gmkl_toy1"
     for alg in ("uniform", "easymkl"):
         for split in (0, 1):
-            chunked = batch_record(batched_run / fits / alg / "splits_0-1.json", split)
+            chunked = batch_record(batched_run / fits / "splits_0-1.json", split, alg)
             one_job = json.loads((small_run / fits / alg / f"{split}.json").read_text())
             assert [(g["params"], g["fold_scores"]) for g in chunked["grid"]] == [
                 (g["params"], g["fold_scores"]) for g in one_job["grid"]
@@ -474,8 +490,9 @@ def small_reference_run(root):
 
 
 def batched_small_run(root):
-    """``SMALL`` on 3 splits, two per fit job (batches 0-1 and 2-2), with the
-    grids also cut into 2 CV chunks (a batch joins its splits' chunks) and
+    """``SMALL`` on 3 splits, two per fit job (batches 0-1 and 2-2), each job
+    fitting every algorithm (``batch_algorithms``), with the grids also cut
+    into 2 CV chunks (a job joins its algorithms' and splits' chunks) and
     temporary banks, in ``root``; then a dry run, its output in
     ``root.parent / "rerun.log"`` (the shared ``batched_run``). One run shows
     what batching, CV chunks and temporary banks must leave unchanged (about
@@ -489,7 +506,12 @@ def batched_small_run(root):
         "algorithms": {**SMALL["algorithms"], **BROKEN},
     }
     _small_workdir(
-        root, experiment=three_splits, splits_per_job=2, grid_chunks=2, temporary_banks=True
+        root,
+        experiment=three_splits,
+        splits_per_job=2,
+        batch_algorithms=True,
+        grid_chunks=2,
+        temporary_banks=True,
     )
     run = snakemake(root)
     (root.parent / "run.log").write_text(run.stdout + run.stderr)
@@ -513,19 +535,22 @@ def assert_same_fits(per_split, reference):
 
 @pytest.mark.workflow(seconds=1)
 def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, small_run):
-    """3 splits, two per job (batches 0-1 and 2-2, with the grids also cut into
-    CV chunks, so a batch joins its splits' chunks): splits 0 and 1 have the
-    records of the shared run's one job per split (the seeds of the first
-    splits do not depend on how many are drawn); a rerun has nothing to do."""
+    """3 splits, two per job (batches 0-1 and 2-2), every algorithm in the
+    job (``batch_algorithms``), with the grids also cut into CV chunks, so a
+    job joins its algorithms' and splits' chunks: splits 0 and 1 have the
+    records of the shared run's one job per algorithm and split (the seeds of
+    the first splits do not depend on how many are drawn); a rerun has nothing
+    to do."""
     root = batched_run
-    fits = sorted(p.name for p in (root / "results" / "fits" / "small").rglob("*.json"))
-    # uniform, easymkl, level and broken (whose fits fail)
-    assert fits == sorted(["splits_0-1.json", "splits_2-2.json"] * 4)
+    fits = root / "results" / "fits" / "small" / "gmkl_toy1"
+    assert sorted(p.name for p in fits.rglob("*.json")) == ["splits_0-1.json", "splits_2-2.json"]
     # the grids in CV chunks (uniform 2, easymkl 2; level has none), x 3 splits
     assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (2 + 2)
-    level = root / "results" / "fits" / "small" / "gmkl_toy1" / "level"
-    batch = json.loads((level / "splits_0-1.json").read_text())
-    assert [r["split"] for r in batch["records"]] == [0, 1]
+    batch = read_fit_records(fits / "splits_0-1.json")
+    algorithms = ["broken", "easymkl", "level", "uniform"]  # the experiment file's (sorted)
+    assert [(r["algorithm"], r["split"]) for r in batch] == [
+        (alg, split) for alg in algorithms for split in (0, 1)
+    ]
     _, per_split = _tables(root)
     _, per_split_one = _tables(small_run)
     assert sorted(per_split["split"].unique()) == [0, 1, 2]
@@ -550,15 +575,18 @@ def test_temporary_banks_are_removed_after_use(batched_run):
 @pytest.mark.workflow(seconds=1)
 def test_a_failing_fit_is_marked_and_the_others_finish(batched_run):
     """An algorithm whose every fit fails (``broken``: lam = 2 is refused) in the
-    batched run: the run goes on and succeeds, the error is printed, each
+    batched run, in the jobs that fit the other algorithms too: the run goes on
+    and succeeds, the error is printed, each
     failed split is a record with its error, and the tables mark the
     algorithm failed beside the others' results."""
     root = batched_run
     said = (root.parent / "run.log").read_text()
     assert "error in rule fit" in said and "lam" in said
-    broken = root / "results/fits/small/gmkl_toy1/broken"
-    records = read_fit_records(broken / "splits_0-1.json")
-    records += read_fit_records(broken / "splits_2-2.json")
+    fits = root / "results/fits/small/gmkl_toy1"
+    records = read_fit_records(fits / "splits_0-1.json") + read_fit_records(
+        fits / "splits_2-2.json"
+    )
+    records = [r for r in records if r["algorithm"] == "broken"]
     assert [r["split"] for r in records] == [0, 1, 2]
     for record in records:
         assert record["status"] == "failed" and "InputError" in record["error"]

@@ -63,8 +63,18 @@ def fit_spec(w):
     return experiment.fit_spec(EXPERIMENTS[w.experiment], w.algorithm, w.dataset)
 
 
+def job_algorithms(w):
+    return targets.job_algorithms(w, EXPERIMENTS[w.experiment])
+
+
+def fit_specs(w):
+    """What each algorithm of a fit job fits, by algorithm entry."""
+    exp = EXPERIMENTS[w.experiment]
+    return {alg: experiment.fit_spec(exp, alg, w.dataset) for alg in job_algorithms(w)}
+
+
 def fit_job_hash(w):
-    return fit_hash(fit_spec(w)["estimator"])
+    return fit_hash(*sorted({spec["estimator"] for spec in fit_specs(w).values()}))
 
 
 def figure_hash(w, extra=hashing.FIT):
@@ -156,7 +166,8 @@ def fit_files(experiment_name):
     (and is reported as such by the aggregate) instead of failing the run."""
     exp = EXPERIMENTS[experiment_name]
     available = [ds for ds in exp["datasets"] if dataset_available(ds)]
-    paths = targets.fit_files(exp, available, targets.splits_per_job(exp, config))
+    per_job = targets.splits_per_job(exp, config)
+    paths = targets.fit_files(exp, available, per_job, targets.batch_algorithms(exp, config))
     return [checked(p) for p in paths]
 
 
@@ -168,8 +179,14 @@ def grid_chunks(w):
     return targets.grid_chunks(EXPERIMENTS[w.experiment], config, w.algorithm, w.dataset)
 
 
+def job_grid_chunks(w):
+    """How many CV chunks each algorithm of a fit job joins per split."""
+    exp = EXPERIMENTS[w.experiment]
+    return {alg: targets.grid_chunks(exp, config, alg, w.dataset) for alg in job_algorithms(w)}
+
+
 def cv_chunk_files(w):
-    return [checked(p) for p in targets.cv_chunk_files(w, grid_chunks(w))]
+    return [checked(p) for p in targets.cv_chunk_files(w, job_grid_chunks(w))]
 
 
 def figures_of_kind(*kinds):
@@ -192,7 +209,8 @@ def fit_mem_mb(w, input, attempt):
 
 
 def fit_runtime(w, input, attempt):
-    return resources.fit_runtime(len(targets.job_splits(w)), input.size_mb, attempt)
+    n_fits = len(targets.job_splits(w)) * len(job_algorithms(w))
+    return resources.fit_runtime(n_fits, input.size_mb, attempt)
 
 
 def timing_mem_mb(w, attempt):

@@ -3,8 +3,10 @@
 # refits the selected point and tests it. With grid_chunks = k > 1 the cross-
 # validation runs as k cv_chunk jobs instead, and the fit job joins them.
 # With splits_per_job = b > 1 one fit_batch job does b consecutive splits in
-# turn (a record per split, in one file), so that short fits do not each pay
-# for a Python start-up and Snakemake's scheduling.
+# turn (a record per split, in one file), and with batch_algorithms one
+# fit_dataset job does every algorithm of the dataset on them (a record per
+# algorithm and split, in one file), so that short fits do not each pay for a
+# Python start-up and Snakemake's scheduling.
 
 
 rule cv_chunk:
@@ -41,7 +43,8 @@ rule fit:
         "results/fits/{experiment}/{dataset}/{algorithm}/{split}.json",
     params:
         splits=targets.job_splits,
-        algorithm=fit_spec,
+        algorithms=fit_specs,
+        chunks=job_grid_chunks,
         metric=lambda w: experiment.selection_metric(EXPERIMENTS[w.experiment], w.dataset),
         source_hash=fit_job_hash,
     resources:
@@ -64,3 +67,13 @@ use rule fit as fit_batch with:
         last="[0-9]+",
     log:
         "results/logs/fit/{experiment}/{dataset}/{algorithm}/splits_{first}-{last}.log",
+
+
+use rule fit as fit_dataset with:
+    output:
+        "results/fits/{experiment}/{dataset}/splits_{first}-{last}.json",
+    wildcard_constraints:
+        first="[0-9]+",
+        last="[0-9]+",
+    log:
+        "results/logs/fit/{experiment}/{dataset}/splits_{first}-{last}.log",

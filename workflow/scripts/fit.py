@@ -1,6 +1,7 @@
-"""Rules fit and fit_batch: for each of the job's splits, model selection over
-the grid by inner CV, refit, test metrics -> one JSON record per split (a batch
-job writes its records as one file, {"records": [...]})."""
+"""Rules fit, fit_batch and fit_dataset: for each of the job's algorithms and
+splits, model selection over the grid by inner CV, refit, test metrics -> one
+JSON record per (algorithm, split) (a job of several writes its records as one
+file, {"records": [...]})."""
 
 import sys
 
@@ -13,43 +14,48 @@ def main(snakemake, log):
     from mkl.workflow.evaluation import split_record
 
     w = snakemake.wildcards
-    splits = snakemake.params.splits  # one split, or a fit_batch job's first..last
+    splits = snakemake.params.splits  # one split, or the job's first..last
     banks = snakemake.input.bank
     banks = [banks] if isinstance(banks, str) else list(banks)
-    chunks = list(snakemake.input.chunks)
-    per_split = len(chunks) // len(splits)  # CV chunk files, split by split
+    chunks = iter(snakemake.input.chunks)  # CV chunk files: algorithm by algorithm, split by split
     records = []
-    for i, (bank, split) in enumerate(zip(banks, splits, strict=True)):
-        record = split_record(
-            bank,
-            snakemake.input.splits,
-            split,
-            snakemake.params.algorithm,
-            w.algorithm,
-            snakemake.params.metric,
-            chunks[i * per_split : (i + 1) * per_split],
-            log,
-        )
-        if record.get("status") == "failed":
-            where = {**dict(w), "split": split}
-            print(f"error in rule fit ({where}): {record['error']}", file=sys.stderr)
-        record.update(
-            experiment=w.experiment,
-            dataset=w.dataset,
-            algorithm=w.algorithm,
-            split=split,
-            mkl_version=mkl.__version__,
-            mkl_source_hash=snakemake.params.source_hash,
-        )
-        log.info(
-            "split %d: selected %s, test %s",
-            split,
-            record.get("selected_params"),
-            record.get("test"),
-        )
-        records.append(record)
-    batch = hasattr(w, "first")
-    write_json(snakemake.output[0], {"records": records} if batch else records[0])
+    for algorithm, spec in snakemake.params.algorithms.items():
+        n_chunks = snakemake.params.chunks[algorithm]
+        for bank, split in zip(banks, splits, strict=True):
+            split_chunks = [next(chunks) for _ in range(n_chunks)] if n_chunks > 1 else []
+            record = split_record(
+                bank,
+                snakemake.input.splits,
+                split,
+                spec,
+                algorithm,
+                snakemake.params.metric,
+                split_chunks,
+                log,
+            )
+            where = {**dict(w), "algorithm": algorithm, "split": split}
+            if record.get("status") == "failed":
+                print(
+                    f"error in rule {snakemake.rule} ({where}): {record['error']}", file=sys.stderr
+                )
+            record.update(
+                experiment=w.experiment,
+                dataset=w.dataset,
+                algorithm=algorithm,
+                split=split,
+                mkl_version=mkl.__version__,
+                mkl_source_hash=snakemake.params.source_hash,
+            )
+            log.info(
+                "%s, split %d: selected %s, test %s",
+                algorithm,
+                split,
+                record.get("selected_params"),
+                record.get("test"),
+            )
+            records.append(record)
+    one = len(records) == 1 and hasattr(w, "split")
+    write_json(snakemake.output[0], records[0] if one else {"records": records})
 
 
 run(snakemake, main)  # noqa: F821
