@@ -204,7 +204,8 @@ def test_scikit_learns_weights_equivalence_check_at_tight_tolerances(name):
     failure (tests/test_feature_estimators.py), passes once the fit is exact."""
     from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
-    params = {"tol": 1e-10} if name == "uniform" else {"tol": 1e-10, "svm_tol": 1e-10}
+    # the level method to a 1e-9 gap (1e-10 takes six times as long, for the same check)
+    params = {"tol": 1e-10} if name == "uniform" else {"tol": 1e-9, "svm_tol": 1e-10}
     est = MultipleKernelClassifier(
         algorithm=name,
         kernels={"families": [{"family": "gaussian", "widths": [0.5, 2.0]}]},
