@@ -152,7 +152,7 @@ def workdir(tmp_path):
     return tmp_path
 
 
-@pytest.mark.workflow(seconds=105)
+@pytest.mark.workflow(seconds=60)
 def test_tiny_experiment_end_to_end(workdir):
     run = snakemake(workdir)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -286,7 +286,7 @@ def _add_unavailable_dataset(workdir):
     (workdir / "config" / "datasets.yaml").write_text(yaml.safe_dump(registry))
 
 
-@pytest.mark.workflow(seconds=45)
+@pytest.mark.workflow(seconds=40)
 def test_regression_and_novelty_experiments_end_to_end(workdir):
     """task: regression on diabetes (from the installed scikit-learn: shuffled
     splits, RMSE tables, an R^2 figure) and task: novelty on GMKL's toy data
@@ -388,7 +388,7 @@ TINY_SIMILARITY = {
 
 
 @needs_mirror()
-@pytest.mark.workflow(seconds=60)
+@pytest.mark.workflow(seconds=35)
 def test_similarity_experiment_end_to_end(workdir):
     from mkl.banks.kernel_bank import KernelBank
 
