@@ -24,7 +24,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # BLAS and OpenMP on one thread, in every worker and every process the tests
 # start, as scikit-learn's test suite does under pytest-xdist: the workers
-# (-n auto: one more than the CPUs) already fill the CPUs, and OpenBLAS's
+# (-n auto: one per CPU) already fill the CPUs, and OpenBLAS's
 # threads spin while they wait for work, taking the CPU from the others. The
 # unit tests took 244 CPU-s with OpenBLAS's default threads on 2 CPUs and
 # 155 on one, back to back (SpicyMKL's small LAPACK calls were up to 10 times
@@ -132,11 +132,15 @@ def pytest_unconfigure(config):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: one worker more than there are CPUs. The end-to-end tests
-    wait on subprocesses (a SLURM queue's status checks, Snakemake's serial
-    stages), and a spare worker keeps the CPUs busy meanwhile."""
+    """``-n auto``: one worker per CPU this process may use. A spare worker
+    kept the CPUs busy while the end-to-end tests waited on subprocesses (a
+    SLURM queue's status checks, Snakemake's serial stages), but since the
+    quick and tiny runs fit per dataset, the CPUs are rarely idle, and a third
+    worker on 2 CPUs cost more in contention than it filled: 1065-1069 CPU-s
+    and 570 s (twice) against 957 CPU-s and 543 s with two workers, the same
+    commit and host (2026-11-26)."""
     try:
         cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    return cpus + 1
+    return cpus
