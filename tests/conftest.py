@@ -136,9 +136,10 @@ def pytest_xdist_auto_num_workers(config):
     kept the CPUs busy while the end-to-end tests waited on subprocesses (a
     SLURM queue's status checks, Snakemake's serial stages), but since the
     quick and tiny runs fit per dataset, the CPUs are rarely idle, and a third
-    worker on 2 CPUs cost more in contention than it filled: 1065-1069 CPU-s
-    and 570 s (twice) against 957 CPU-s and 543 s with two workers, the same
-    commit and host (2026-11-26)."""
+    worker on 2 CPUs cost more in contention than it filled. On one host
+    (2026-11-26), with three workers: 570 s and 1065-1069 CPU-s (two runs, the
+    host at 0.64 of its usual speed); with two: 543 s and 957 CPU-s (at 0.64),
+    592 s and 1066 CPU-s (at 0.58)."""
     try:
         cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use
     except AttributeError:  # not on Linux
