@@ -15,6 +15,20 @@ include: "workflow/rules/fit.smk"
 include: "workflow/rules/report.smk"
 
 
+# On a cluster these run where Snakemake runs, not as cluster jobs: downloads
+# need the network, which compute nodes often lack, and the tables and figures
+# drawn from fit records take a second or two, less than a queue's latency
+# (each cluster job also starts Snakemake twice, about 5 CPU-s).
+localrules:
+    all,
+    download,
+    aggregate,
+    figures,
+    curve_figure,
+    timing_figure,
+    fidelity,
+
+
 onstart:
     # files a killed job was writing (their temporary names are never read as
     # outputs; the working directory is locked, so no other run is writing now)

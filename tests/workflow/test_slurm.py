@@ -40,10 +40,12 @@ def slurm(tmp_path_factory):
 # The small experiment cut to what the profile has to show: one split, a grid
 # that --config grid_chunks=2 cuts into CV chunks (uniform's), which join their
 # fit inside the profile's group of fit jobs, and a fit without a grid
-# (level's), beside the jobs that run alone (normalise, split, kernels). Each
-# SLURM job starts Snakemake twice (the batch script, then its step: about
-# 5 CPU-s) besides its own work: the daemons and jobs took 48 CPU-s for this
-# experiment's jobs, 92 for the whole small experiment's.
+# (level's), beside the jobs that run alone (normalise, split, kernels); the
+# Snakefile's localrules (download, the tables and figures) run in Snakemake's
+# own process. Each SLURM job starts Snakemake twice (the batch script, then
+# its step: about 5 CPU-s) besides its own work: the daemons and jobs took 48
+# CPU-s for this experiment's jobs, 92 for the whole small experiment's, before
+# the localrules.
 ON_SLURM = dict(
     SMALL,
     protocol={**SMALL["protocol"], "repetitions": 1},
