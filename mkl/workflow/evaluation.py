@@ -225,7 +225,7 @@ def estimator_factory(entry: Mapping, name: str) -> Callable[..., BaseMKL]:
 
 
 def split_record(
-    bank_path,
+    bank,
     splits_path,
     split: int,
     entry: Mapping,
@@ -235,8 +235,10 @@ def split_record(
     log=None,
 ) -> dict:
     """The fit record of one split (the fit job's work): the algorithm entry's
-    kernels of the split's bank, model selection over its grid by inner CV on
-    the split's folds (or joined from the CV-chunk files), refit, test; or
+    kernels of the split's bank (a :class:`KernelBank`, or the path of its
+    file; a job that fits several algorithms loads it once), model selection
+    over its grid by inner CV on the split's folds (or joined from the
+    CV-chunk files), refit, test; or
     ``status: failed`` with the error when the fit fails on these data
     (:func:`mkl.exceptions.is_fit_failure`: input the estimator refuses, a
     numerical failure, every grid point failed). Anything else -- ``MemoryError``,
@@ -246,7 +248,9 @@ def split_record(
 
     from .splits import load_split
 
-    bank = algorithm_bank(KernelBank.load(bank_path), entry)
+    if not isinstance(bank, KernelBank):
+        bank = KernelBank.load(bank)
+    bank = algorithm_bank(bank, entry)
     folds = load_split(splits_path, split).folds
     cv_chunks = None
     if cv_chunk_paths:  # the grid's cross-validation ran as separate jobs

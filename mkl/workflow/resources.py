@@ -23,7 +23,7 @@ from .representation import timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it
-FIT_MINUTES = 20  # per fit of a split: generous: MKL solvers differ by orders of magnitude
+FIT_MINUTES = 20  # per (algorithm, split) fit, generous: MKL solvers differ by orders of magnitude
 
 
 def bank_mb(

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ..model_selection import grid_points
 from .experiment import algorithm as algorithm_entry
-from .experiment import fit_batches, fit_jobs, protocol, runs_on, split_batches
+from .experiment import fit_batches, fit_jobs, runs_on
 
 
 def splits_per_job(exp: Mapping, config: Mapping) -> int:
@@ -42,13 +42,12 @@ def fit_files(
     ``all_algorithms`` one file per dataset and b splits, holding the records
     of every algorithm that runs on the dataset (:func:`dataset_algorithms`)."""
     name = exp["name"]
-    if all_algorithms:
-        return [
+    if all_algorithms:  # the batches of fit_batches, without their algorithm
+        paths = (
             f"results/fits/{name}/{ds}/splits_{first}-{last}.json"
-            for ds in available
-            if dataset_algorithms(exp, ds)
-            for first, last in split_batches(protocol(exp, ds)["repetitions"], per_job)
-        ]
+            for ds, _, first, last in fit_batches(exp, available, per_job)
+        )
+        return list(dict.fromkeys(paths))
     if per_job == 1:
         return [
             f"results/fits/{name}/{ds}/{alg}/{split}.json"

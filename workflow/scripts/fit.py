@@ -11,18 +11,24 @@ from mkl.workflow.jobs import run
 def main(snakemake, log):
     import mkl
     from mkl._io import write_json
+    from mkl.banks.kernel_bank import KernelBank
     from mkl.workflow.evaluation import split_record
 
     w = snakemake.wildcards
+    algorithms = snakemake.params.algorithms  # {algorithm entry: its fit spec}
     splits = snakemake.params.splits  # one split, or the job's first..last
     banks = snakemake.input.bank
     banks = [banks] if isinstance(banks, str) else list(banks)
     chunks = iter(snakemake.input.chunks)  # CV chunk files: algorithm by algorithm, split by split
-    records = []
-    for algorithm, spec in snakemake.params.algorithms.items():
-        n_chunks = snakemake.params.chunks[algorithm]
-        for bank, split in zip(banks, splits, strict=True):
-            split_chunks = [next(chunks) for _ in range(n_chunks)] if n_chunks > 1 else []
+    job_chunks = {
+        (algorithm, split): [next(chunks) for _ in range(n)] if n > 1 else []
+        for algorithm, n in snakemake.params.chunks.items()
+        for split in splits
+    }
+    records = {}
+    for path, split in zip(banks, splits, strict=True):
+        bank = KernelBank.load(path)  # once, for every algorithm of the job
+        for algorithm, spec in algorithms.items():
             record = split_record(
                 bank,
                 snakemake.input.splits,
@@ -30,11 +36,11 @@ def main(snakemake, log):
                 spec,
                 algorithm,
                 snakemake.params.metric,
-                split_chunks,
+                job_chunks[algorithm, split],
                 log,
             )
-            where = {**dict(w), "algorithm": algorithm, "split": split}
             if record.get("status") == "failed":
+                where = {**dict(w), "algorithm": algorithm, "split": split}
                 print(
                     f"error in rule {snakemake.rule} ({where}): {record['error']}", file=sys.stderr
                 )
@@ -53,9 +59,10 @@ def main(snakemake, log):
                 record.get("selected_params"),
                 record.get("test"),
             )
-            records.append(record)
-    one = len(records) == 1 and hasattr(w, "split")
-    write_json(snakemake.output[0], records[0] if one else {"records": records})
+            records[algorithm, split] = record
+    records = [records[algorithm, split] for algorithm in algorithms for split in splits]
+    # rule fit: its one record; fit_batch, fit_dataset: {"records": [...]}
+    write_json(snakemake.output[0], records[0] if hasattr(w, "split") else {"records": records})
 
 
 run(snakemake, main)  # noqa: F821
