@@ -88,6 +88,17 @@ def test_workflow_layer_imports_are_in_the_workflow_extra():
     assert not missing, f"imported by the workflow layer, not in the workflow extra: {missing}"
 
 
+def test_the_workflow_extra_holds_every_optional_library_extra():
+    """Command 1 (the workflow extra) brings what the library section's
+    optional installs bring (``plot``: matplotlib): test_readme.py runs
+    command 1 in the environment where the library section's installs ran,
+    which is a fresh machine's only if command 1 needs nothing they alone
+    installed."""
+    workflow = _requirement_names(_project()["optional-dependencies"]["workflow"])
+    plot = _requirement_names(_project()["optional-dependencies"]["plot"])
+    assert plot <= workflow, f"in the plot extra, not in the workflow extra: {plot - workflow}"
+
+
 def test_nothing_in_the_library_imports_the_workflow_layer():
     offenders = []
     for path, tree in _library():

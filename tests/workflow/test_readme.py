@@ -317,13 +317,13 @@ def test_readme_module_names_exist():
 
 def test_python_examples_run_here(tmp_path, request):
     """Every ```python block of the README, in the current environment. When
-    this session also runs the library-alone test below, that test runs the
-    library section's blocks (in a fresh environment with the library alone,
-    the stricter check), and only the other sections' blocks run here: each
+    this session also runs the fresh-environment test below, that test runs
+    the library section's blocks (with the library alone installed, the
+    stricter check), and only the other sections' blocks run here: each
     block runs once per session."""
     blocks = [b for b in code_blocks() if b.lang == "python"]
     assert blocks
-    library_alone = test_library_example_in_an_environment_with_the_library_alone.__name__
+    library_alone = test_the_library_alone_then_command_1_in_a_fresh_environment.__name__
     if any(item.name == library_alone for item in request.session.items):
         blocks = [b for b in blocks if b.section != "The library"]
         if not blocks:
@@ -375,16 +375,28 @@ def _check_library_example_output(stdout: str):
         assert float(match.group(1)) > 0.9, stdout
 
 
-# --- the README in fresh environments (slow) ------------------------------------------
-# One test per environment: pytest runs in parallel (-n auto), and a fixture
-# shared by several tests would be built again on every worker.
+# --- the README in a fresh environment (slow) ------------------------------------------
 
 
 @pytest.mark.workflow(seconds=360)
 @pytest.mark.slow
-def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
+def test_the_library_alone_then_command_1_in_a_fresh_environment(sandbox, tmp_path):
+    """The README's two layers, as a user meets them, in one fresh virtual
+    environment: first the library section's installs (the library alone:
+    none of the workflow's dependencies importable; its optional ``plot``
+    extra adds no workflow) and its examples; then command 1 (the workflow
+    extra, the quick experiment), the report, a dry run of every target and
+    the benchmarks' options. Command 1 installs on top of the library: what
+    the library section installed is the library's dependencies and
+    matplotlib, which the workflow extra declares too
+    (test_packaging.py's test_workflow_layer_imports_are_in_the_workflow_extra
+    holds every import of the workflow layer to it), so command 1 needs
+    nothing that only the library section brought. One environment, not
+    two: the shared dependencies are installed once and the solvers compiled
+    once (about 40 CPU-s of the suite)."""
     root, repo = sandbox
-    env = _fresh_env(root, "venv-workflow", repo)
+    env = _fresh_env(root, "venv", repo)
+    _check_library_alone(env, tmp_path)
     install, run = command_1()
     env.must(install, timeout=1800)
     before = {p.name for p in repo.iterdir()}
@@ -398,26 +410,23 @@ def test_command_1_and_every_target_in_a_fresh_environment(sandbox):
     shutil.rmtree(env.venv, ignore_errors=True)  # 0.6 GB; kept when the test fails
 
 
-@pytest.mark.workflow(seconds=100)
-@pytest.mark.slow
-def test_library_example_in_an_environment_with_the_library_alone(sandbox, tmp_path):
-    root, repo = sandbox
-    env = _fresh_env(root, "venv-library", repo)
+def _check_library_alone(env: Env, workdir: Path):
+    """The library section's installs and examples (run in ``workdir``): the
+    first install is the library alone, the optional extras add no workflow."""
     first, *extras = library_installs()
     env.must(first, timeout=1800)
     probe = f"import importlib.util as u; print([m for m in {WORKFLOW_ONLY!r} if u.find_spec(m)])"
-    step = env.must(f"python -c {shlex.quote(probe)}", cwd=tmp_path)
+    step = env.must(f"python -c {shlex.quote(probe)}", cwd=workdir)
     assert step.output.strip() == "[]", f"not the library alone: {step.output}"
     for extra in extras:  # the optional extras the examples use (plot: matplotlib)
         env.must(extra, timeout=1800)
-    step = env.must(f"python -c {shlex.quote(probe)}", cwd=tmp_path)
+    step = env.must(f"python -c {shlex.quote(probe)}", cwd=workdir)
     assert "snakemake" not in step.output, f"an extra installed the workflow: {step.output}"
     for i, code in enumerate(library_examples()):
-        script = tmp_path / f"library_example_{i}.py"
+        script = workdir / f"library_example_{i}.py"
         script.write_text(code)
-        step = env.must(f"python {script}", cwd=tmp_path)
+        step = env.must(f"python {script}", cwd=workdir)
         _check_library_example_output(step.output)
-    shutil.rmtree(env.venv, ignore_errors=True)  # kept when the test fails
 
 
 def _check_quick_results(env: Env):
