@@ -241,3 +241,28 @@ mkl.make_estimator("simplemkl", verbose=1, max_iter=2).fit(K, y)
     half = len(lines) // 2  # the same fit twice: its lines, then the same lines through root
     assert half >= 1 and len(lines) == 2 * half, out
     assert [line.startswith("ROOT ") for line in lines] == [False] * half + [True] * half
+
+
+def test_single_best_chooses_the_kernel_and_C_in_one_cross_validation(rng):
+    """With ``Cs``, the (C, kernel) pair of best CV score over the same folds
+    as the single-C fits: each C's scores are those of a fit at that C alone
+    (solved to 1e-10, so that warm starts along Cs change no decision value's
+    sign), the pair the best of them (ties: the first C), refitted at that C."""
+    n = 60
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1, -1)
+    K = np.stack([np.exp(-((X[:, None, :w] - X[None, :, :w]) ** 2).sum(-1)) for w in (1, 2, 3)])
+    Cs = [0.1, 10.0, 1000.0]
+    alone = [mkl.make_estimator("single_best", C=C, tol=1e-10).fit(K, y) for C in Cs]
+    both = mkl.make_estimator("single_best", Cs=Cs, tol=1e-10).fit(K, y)
+    (row,) = both.history_
+    scores = [a.history_[0]["cv_accuracy"] for a in alone]
+    chosen = int(np.argmax([max(s) for s in scores]))
+    assert row["C"] == Cs[chosen] and row["cv_accuracy"] == scores[chosen]
+    assert row["svm_solves"] == 3 * 3 * len(Cs) + 1
+    np.testing.assert_array_equal(both.weights_, alone[chosen].weights_)
+    assert both.objective_ == pytest.approx(alone[chosen].objective_, rel=1e-8)
+    assert "C" not in alone[0].history_[0]  # without Cs: C itself, as before
+    for bad in ([], [1.0, -1.0], [0.0], ["a"], [True]):
+        with pytest.raises(ValueError, match="Cs must be a non-empty list of positive numbers"):
+            mkl.make_estimator("single_best", Cs=bad).fit(K, y)

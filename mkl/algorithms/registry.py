@@ -47,7 +47,7 @@ def _info(module, cls, params, tasks=_EVERY_TASK, accepts_factors=True) -> Algor
 _ALGORITHMS = {
     "uniform": _info("baselines", "UniformMKL", "C task tol"),
     "single_best": _info(
-        "baselines", "SingleBestKernel", "C cv random_state task tol", _EVERY_TASK[:2]
+        "baselines", "SingleBestKernel", "C Cs cv random_state task tol", _EVERY_TASK[:2]
     ),
     "linear": _info("baselines", "SingleKernelSVM", "C kernel_index task tol"),
     "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol"),
