@@ -257,7 +257,13 @@ def split_record(
         cv_chunks = []
         for path in cv_chunk_paths:
             with open(path) as fh:
-                cv_chunks.append(json.load(fh))
+                chunk = json.load(fh)  # a chunk's CV records on each split of its job
+            if str(split) not in chunk["records"]:
+                raise ValueError(
+                    f"CV chunk {path} holds splits {sorted(chunk['records'], key=int)}, "
+                    f"not split {split}"
+                )
+            cv_chunks.append({"indices": chunk["indices"], "records": chunk["records"][str(split)]})
     try:
         return evaluate_split(
             estimator_factory(entry, name), bank, folds, entry.get("grid", {}), metric, cv_chunks

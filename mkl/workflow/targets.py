@@ -100,13 +100,14 @@ def grid_chunks(exp: Mapping, config: Mapping, algorithm: str, dataset: str) -> 
 
 def cv_chunk_files(wildcards, chunks: Mapping[str, int]) -> list[str]:
     """The CV chunks a fit job joins, algorithm by algorithm (``chunks``: how
-    many per split of each of the job's algorithms), split by split."""
+    many of each of the job's algorithms), each chunk's file holding the CV
+    of the job's splits (its ``split``, or its batch ``first``..``last``)."""
     w = wildcards
+    splits = w.split if hasattr(w, "split") else f"splits_{w.first}-{w.last}"
     return [
-        f"results/cv/{w.experiment}/{w.dataset}/{alg}/{split}/{i}.json"
+        f"results/cv/{w.experiment}/{w.dataset}/{alg}/{splits}/{i}.json"
         for alg, n in chunks.items()
         if n > 1
-        for split in job_splits(w)
         for i in range(n)
     ]
 

@@ -138,6 +138,31 @@ def test_split_record_of_a_fit_that_fails_on_its_data(split_files):
     json.dumps(rec, allow_nan=False)
 
 
+def test_split_record_joins_its_splits_cv_from_chunk_files(split_files, tmp_path):
+    """A CV chunk's file holds the chunk's records on every split of its job
+    (a fit job's batch): the fit of a split joins its own, the same records as
+    one job's CV; a chunk without the split is refused, naming both."""
+    from mkl.model_selection import grid_points
+    from mkl.workflow.evaluation import grid_chunk, split_record
+
+    bank, splits = split_files
+    entry = {"estimator": "uniform", "grid": {"C": [0.1, 1.0, 10.0]}}
+    whole = split_record(bank, splits, 0, entry, "uniform")
+    points = grid_points(entry["grid"])
+    paths = []
+    for k in range(2):
+        indices = grid_chunk(len(points), 2, k)
+        records = {"0": [whole["grid"][i] for i in indices], "3": []}  # split 3: another's
+        paths.append(tmp_path / f"{k}.json")
+        paths[-1].write_text(json.dumps({"indices": indices, "records": records}))
+    joined = split_record(bank, splits, 0, entry, "uniform", cv_chunk_paths=paths)
+    assert joined["grid"] == whole["grid"] and joined["test"] == whole["test"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"indices": [0, 1, 2], "records": {"3": [], "12": []}}))
+    with pytest.raises(ValueError, match=r"other.json holds splits \['3', '12'\], not split 0"):
+        split_record(bank, splits, 0, entry, "uniform", cv_chunk_paths=[other])
+
+
 @pytest.mark.parametrize("exc", [MemoryError, KeyError])
 def test_split_record_lets_memory_errors_and_bugs_fail_the_job(split_files, monkeypatch, exc):
     """Not a failed record: the job fails, and Snakemake retries it with more memory."""

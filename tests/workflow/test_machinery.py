@@ -642,26 +642,25 @@ def test_grid_chunks_at_most_one_per_grid_point():
     assert targets.grid_chunks(exp, {}, "uniform", "a") == 1
 
 
-def test_cv_chunk_files_split_by_split():
+def test_cv_chunk_files_of_the_fit_jobs_split_or_batch():
     w = types.SimpleNamespace(experiment="e", dataset="d", algorithm="uniform", split="4")
     assert targets.cv_chunk_files(w, {"uniform": 1}) == []
     assert targets.cv_chunk_files(w, {"uniform": 3}) == [
         f"results/cv/e/d/uniform/4/{i}.json" for i in range(3)
     ]
+    # a batch's chunk files each hold the CV of all its splits: a job per chunk
     batch = types.SimpleNamespace(
         experiment="e", dataset="d", algorithm="gmkl", first="0", last="1"
     )
     assert targets.cv_chunk_files(batch, {"gmkl": 2}) == [
-        "results/cv/e/d/gmkl/0/0.json",
-        "results/cv/e/d/gmkl/0/1.json",
-        "results/cv/e/d/gmkl/1/0.json",
-        "results/cv/e/d/gmkl/1/1.json",
+        "results/cv/e/d/gmkl/splits_0-1/0.json",
+        "results/cv/e/d/gmkl/splits_0-1/1.json",
     ]
     # a job of every algorithm: algorithm by algorithm (none for one without chunks)
     dataset_job = types.SimpleNamespace(experiment="e", dataset="d", first="0", last="1")
     assert targets.cv_chunk_files(dataset_job, {"level": 1, "gmkl": 2, "uniform": 2}) == [
-        *(f"results/cv/e/d/gmkl/{s}/{i}.json" for s in (0, 1) for i in (0, 1)),
-        *(f"results/cv/e/d/uniform/{s}/{i}.json" for s in (0, 1) for i in (0, 1)),
+        *(f"results/cv/e/d/gmkl/splits_0-1/{i}.json" for i in (0, 1)),
+        *(f"results/cv/e/d/uniform/splits_0-1/{i}.json" for i in (0, 1)),
     ]
 
 

@@ -461,12 +461,15 @@ def test_grid_chunks_fan_out_without_changing_the_tables(batched_run, small_run)
     test_grid_chunks_at_most_one_per_grid_point.)"""
     assert not (small_run / "results" / "cv").exists()
     cv = batched_run / "results" / "cv" / "small" / "gmkl_toy1"
-    # uniform and easymkl: 2 chunks, level (no grid): none; for each of 3 splits
+    # uniform and easymkl: 2 chunks, level (no grid): none; for each batch of
+    # splits (0-1 and 2-2), a chunk's file holding the CV of the batch's splits
     chunks = {
-        alg: sorted(len(list((cv / alg / str(s)).glob("*.json"))) for s in range(3))
+        alg: [len(list((cv / alg / b).glob("*.json"))) for b in ("splits_0-1", "splits_2-2")]
         for alg in SMALL["algorithms"]
     }
-    assert chunks == {"uniform": [2, 2, 2], "easymkl": [2, 2, 2], "level": [0, 0, 0]}
+    assert chunks == {"uniform": [2, 2], "easymkl": [2, 2], "level": [0, 0]}
+    chunk = json.loads((cv / "easymkl" / "splits_0-1" / "1.json").read_text())
+    assert set(chunk["records"]) == {"0", "1"} and chunk["indices"] == [2]  # of 3 points
     fits = "results/fits/small/gmkl_toy1"
     for alg in ("uniform", "easymkl"):
         for split in (0, 1):
@@ -497,7 +500,8 @@ def batched_small_run(root):
     ``root.parent / "rerun.log"`` (the shared ``batched_run``). One run shows
     what batching, CV chunks and temporary banks must leave unchanged (about
     45 CPU-s less than a separate run for the chunks). Each CV chunk is a job
-    (about 2.5 CPU-s of start-up: 2 chunks, not 4, make 12 chunk jobs, not 21).
+    of the fit job's batch of splits (about 3 CPU-s of start-up each: 2
+    chunks, not 4, make 8 chunk jobs, not 14; a job per split would make 12).
     The run also has ``BROKEN``, an algorithm whose every fit fails, and keeps
     its output in ``root.parent / "run.log"``."""
     three_splits = {
@@ -544,8 +548,8 @@ def test_splits_per_job_batches_fits_without_changing_the_tables(batched_run, sm
     root = batched_run
     fits = root / "results" / "fits" / "small" / "gmkl_toy1"
     assert sorted(p.name for p in fits.rglob("*.json")) == ["splits_0-1.json", "splits_2-2.json"]
-    # the grids in CV chunks (uniform 2, easymkl 2; level has none), x 3 splits
-    assert len(list((root / "results" / "cv").rglob("*.json"))) == 3 * (2 + 2)
+    # the grids in CV chunks (uniform 2, easymkl 2; level has none), x 2 batches
+    assert len(list((root / "results" / "cv").rglob("*.json"))) == 2 * (2 + 2)
     batch = read_fit_records(fits / "splits_0-1.json")
     algorithms = ["broken", "easymkl", "level", "uniform"]  # the experiment file's (sorted)
     assert [(r["algorithm"], r["split"]) for r in batch] == [

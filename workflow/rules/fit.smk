@@ -1,7 +1,8 @@
 # One job per (experiment, dataset, algorithm, split): it loops over the
 # hyperparameter grid and the inner CV folds with the bank loaded once, then
 # refits the selected point and tests it. With grid_chunks = k > 1 the cross-
-# validation runs as k cv_chunk jobs instead, and the fit job joins them.
+# validation runs as k cv_chunk jobs instead (of the fit job's splits: one
+# job per chunk and batch of splits_per_job), and the fit job joins them.
 # With splits_per_job = b > 1 one fit_batch job does b consecutive splits in
 # turn (a record per split, in one file), and with batch_algorithms one
 # fit_dataset job does every algorithm of the dataset on them (a record per
@@ -11,16 +12,18 @@
 
 rule cv_chunk:
     input:
-        bank=checked_input("results/kernels/{experiment}/{dataset}/{split}.h5"),
+        bank=bank_files,
         splits=checked_input("results/splits/{experiment}/{dataset}.h5"),
     output:
         "results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json",
     params:
+        splits=targets.job_splits,
         algorithm=fit_spec,
         chunks=grid_chunks,
         metric=lambda w: experiment.selection_metric(EXPERIMENTS[w.experiment], w.dataset),
         source_hash=fit_job_hash,
     wildcard_constraints:
+        split="[0-9]+",
         chunk="[0-9]+",
     resources:
         mem_mb=fit_mem_mb,
@@ -32,6 +35,19 @@ rule cv_chunk:
         "../../envs/mkl.yaml"
     script:
         "../scripts/cv_chunk.py"
+
+
+# the chunk of a batch of splits (splits_per_job > 1): for the fit_batch and
+# fit_dataset jobs of those splits, a job per chunk and batch, not per split
+use rule cv_chunk as cv_chunk_batch with:
+    output:
+        "results/cv/{experiment}/{dataset}/{algorithm}/splits_{first}-{last}/{chunk}.json",
+    wildcard_constraints:
+        first="[0-9]+",
+        last="[0-9]+",
+        chunk="[0-9]+",
+    log:
+        "results/logs/cv_chunk/{experiment}/{dataset}/{algorithm}/splits_{first}-{last}/{chunk}.log",
 
 
 rule fit:

@@ -1,5 +1,6 @@
-"""Rule cv_chunk: inner cross-validation of one contiguous chunk of a grid (the
-fit job joins the chunks, then selects, refits and tests)."""
+"""Rules cv_chunk and cv_chunk_batch: inner cross-validation of one contiguous
+chunk of a grid, on each of the job's splits (one, or a fit job's batch): the
+fit job joins the chunks, then selects, refits and tests."""
 
 from mkl.workflow.jobs import run
 
@@ -15,18 +16,28 @@ def main(snakemake, log):
     entry = snakemake.params.algorithm
     points = grid_points(entry.get("grid", {}))
     indices = grid_chunk(len(points), snakemake.params.chunks, int(w.chunk))
-    bank = algorithm_bank(KernelBank.load(snakemake.input.bank), entry)
-    folds = load_split(snakemake.input.splits, int(w.split)).folds
-    records = cross_validate_grid(
-        estimator_factory(entry, w.algorithm),
-        bank.train,
-        bank.y_train,
-        folds,
-        [points[i] for i in indices],
-        snakemake.params.metric,
-    )
+    banks = snakemake.input.bank
+    banks = [banks] if isinstance(banks, str) else list(banks)
+    records = {}  # by split (a JSON object's keys are strings)
+    for path, split in zip(banks, snakemake.params.splits, strict=True):
+        bank = algorithm_bank(KernelBank.load(path), entry)
+        folds = load_split(snakemake.input.splits, split).folds
+        records[str(split)] = cross_validate_grid(
+            estimator_factory(entry, w.algorithm),
+            bank.train,
+            bank.y_train,
+            folds,
+            [points[i] for i in indices],
+            snakemake.params.metric,
+        )
     write_json(snakemake.output[0], {"indices": indices, "records": records})
-    log.info("chunk %s of %d: grid points %s", w.chunk, snakemake.params.chunks, indices)
+    log.info(
+        "chunk %s of %d: grid points %s, splits %s",
+        w.chunk,
+        snakemake.params.chunks,
+        indices,
+        snakemake.params.splits,
+    )
 
 
 run(snakemake, main)  # noqa: F821

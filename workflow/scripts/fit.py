@@ -19,11 +19,11 @@ def main(snakemake, log):
     splits = snakemake.params.splits  # one split, or the job's first..last
     banks = snakemake.input.bank
     banks = [banks] if isinstance(banks, str) else list(banks)
-    chunks = iter(snakemake.input.chunks)  # CV chunk files: algorithm by algorithm, split by split
+    # CV chunk files, algorithm by algorithm, each holding the CV of the job's splits
+    chunks = iter(snakemake.input.chunks)
     job_chunks = {
-        (algorithm, split): [next(chunks) for _ in range(n)] if n > 1 else []
+        algorithm: [next(chunks) for _ in range(n)] if n > 1 else []
         for algorithm, n in snakemake.params.chunks.items()
-        for split in splits
     }
     records = {}
     for path, split in zip(banks, splits, strict=True):
@@ -36,7 +36,7 @@ def main(snakemake, log):
                 spec,
                 algorithm,
                 snakemake.params.metric,
-                job_chunks[algorithm, split],
+                job_chunks[algorithm],
                 log,
             )
             if record.get("status") == "failed":
