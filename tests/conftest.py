@@ -139,7 +139,9 @@ def pytest_xdist_auto_num_workers(config):
     worker on 2 CPUs cost more in contention than it filled. On one host
     (2026-11-26), with three workers: 570 s and 1065-1069 CPU-s (two runs, the
     host at 0.64 of its usual speed); with two: 543 s and 957 CPU-s (at 0.64),
-    592 s and 1066 CPU-s (at 0.58)."""
+    592 s and 1066 CPU-s (at 0.58). Again once the README's test had one
+    environment (one long test), the same commit back to back at about 0.7:
+    three workers 401 s and 747 CPU-s, two 400 s and 703 CPU-s."""
     try:
         cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use
     except AttributeError:  # not on Linux
