@@ -258,12 +258,15 @@ def split_record(
         for path in cv_chunk_paths:
             with open(path) as fh:
                 chunk = json.load(fh)  # a chunk's CV records on each split of its job
-            if str(split) not in chunk["records"]:
-                raise ValueError(
-                    f"CV chunk {path} holds splits {sorted(chunk['records'], key=int)}, "
-                    f"not split {split}"
+            records = chunk.get("records")
+            if not isinstance(records, dict) or str(split) not in records:
+                held = (
+                    f"splits {sorted(records, key=int)}"
+                    if isinstance(records, dict)
+                    else "no records by split (a chunk file of an older format)"
                 )
-            cv_chunks.append({"indices": chunk["indices"], "records": chunk["records"][str(split)]})
+                raise ValueError(f"CV chunk {path} holds {held}, not split {split}")
+            cv_chunks.append({"indices": chunk["indices"], "records": records[str(split)]})
     try:
         return evaluate_split(
             estimator_factory(entry, name), bank, folds, entry.get("grid", {}), metric, cv_chunks

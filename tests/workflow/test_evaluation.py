@@ -161,6 +161,9 @@ def test_split_record_joins_its_splits_cv_from_chunk_files(split_files, tmp_path
     other.write_text(json.dumps({"indices": [0, 1, 2], "records": {"3": [], "12": []}}))
     with pytest.raises(ValueError, match=r"other.json holds splits \['3', '12'\], not split 0"):
         split_record(bank, splits, 0, entry, "uniform", cv_chunk_paths=[other])
+    other.write_text(json.dumps({"indices": [0, 1, 2], "records": whole["grid"]}))  # one split's
+    with pytest.raises(ValueError, match="holds no records by split .* not split 0"):
+        split_record(bank, splits, 0, entry, "uniform", cv_chunk_paths=[other])
 
 
 @pytest.mark.parametrize("exc", [MemoryError, KeyError])
