@@ -184,10 +184,9 @@ class SingleBestKernel(BaseMKL):
             tr, va = rows[tr], rows[va]
             sub, decision = problem.fold(tr, va)
             for m in range(M):
+                K_m, theta_m = sub.kernel(m), _one_hot(M, m)
                 for c, C in enumerate(Cs):  # each from the previous solution (inner.py)
-                    sol = sub.solve(
-                        sub.kernel(m), _one_hot(M, m), y[tr], self._box(C, tr), self.tol
-                    )
+                    sol = sub.solve(K_m, theta_m, y[tr], self._box(C, tr), self.tol)
                     cv_converged &= sol.converged
                     f = decision(m, sol)
                     if regression:

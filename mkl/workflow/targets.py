@@ -8,6 +8,7 @@ Paths (docs/design.md, data flow)::
     results/fits/{experiment}/{dataset}/{algorithm}/splits_{a}-{b}.json    splits a..b per job
     results/fits/{experiment}/{dataset}/splits_{a}-{b}.json                every algorithm, a..b
     results/cv/{experiment}/{dataset}/{algorithm}/{split}/{chunk}.json     a chunk of a grid's CV
+    results/cv/{experiment}/{dataset}/{algorithm}/splits_{a}-{b}/{chunk}.json   its splits a..b
     results/kernels/{experiment}/{dataset}/{split}.h5
 """
 
