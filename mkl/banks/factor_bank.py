@@ -18,7 +18,11 @@ over Z:
   factors.
 
 Memory: n R numbers (float32: 1.6 GB at n = 100,000 and 20 kernels of rank 200)
-against M n^2 for the dense bank (800 GB there).
+against M n^2 for the dense bank (800 GB there). Factors larger than memory stay
+in their HDF5 file (``FactorBank.from_matrix(h5py_dataset, ranks)``,
+``KernelBank.load(path, mmap=True)``): every pass then reads them by row
+blocks (:mod:`mkl.banks.row_blocks`), and the coordinate descent becomes a
+block minimisation (:mod:`mkl.solvers.coordinate_descent`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import scipy.sparse as sp
 
 from .._validation import as_real_float
 from ..exceptions import InputError
+from .row_blocks import RowBlocks, as_row_blocks, row_blocks
 
 # the spectral ratio of a factored combination needs the (R_active x R_active)
 # Gram matrix of its columns; above this many multiply-adds it is not computed
@@ -43,7 +48,11 @@ def _check_magnitude(values, Z, name: str) -> None:
     value by 1e8 (factors near 1e200 once reached scipy's linprog as inf)."""
     if values.size == 0:
         return
-    extreme = max(abs(float(values.max())), abs(float(values.min())))
+    _check_largest(max(abs(float(values.max())), abs(float(values.min()))), Z, name)
+
+
+def _check_largest(extreme: float, Z, name: str) -> None:
+    """:func:`_check_magnitude` given the largest magnitude ``extreme``."""
     if not np.isfinite(extreme):
         raise InputError(f"{name} contains NaN or inf")
     if extreme == 0.0:
@@ -60,7 +69,12 @@ def _check_magnitude(values, Z, name: str) -> None:
 
 def _as_factor(Z, name: str):
     """One factor as float32/float64 dense (2-D) or CSR, checked finite and of a
-    magnitude the solvers can square and sum."""
+    magnitude the solvers can square and sum; an h5py.Dataset as
+    :class:`~mkl.banks.row_blocks.RowBlocks`, checked in one pass (its scan)."""
+    blocks = as_row_blocks(Z)
+    if blocks is not None:
+        _check_largest(blocks.scan().largest, blocks, name)
+        return blocks
     if sp.issparse(Z):
         if Z.ndim != 2:
             raise InputError(f"{name} must be 2-D (n_samples, rank), got shape {Z.shape}")
@@ -91,6 +105,11 @@ def _checked_factors(factors: Sequence, name: str):
     """A list of M factors checked (``_as_factor``) with equal row counts, and
     their ranks (M,), whether any is sparse, and the bank's dtype (float32
     when all are, float64 otherwise)."""
+    if any(as_row_blocks(Z) is not None for Z in factors):
+        raise InputError(
+            f"{name}: factors on disk (an h5py.Dataset) are read in place as one "
+            "side-by-side matrix: FactorBank.from_matrix(dataset, ranks)"
+        )
     factors = [_as_factor(Z, f"{name}[{m}]") for m, Z in enumerate(factors)]
     if not factors:
         raise InputError("a FactorBank needs at least one kernel")
@@ -116,7 +135,8 @@ class FactorBank:
 
     ``FactorBank.from_matrix(Z, ranks)`` builds one from the side-by-side
     matrix without splitting it (e.g. one rank-one kernel per column of a
-    document-term matrix: ``ranks=1``).
+    document-term matrix: ``ranks=1``); ``Z`` may be an ``h5py.Dataset`` larger
+    than memory, read by row blocks by every pass (``out_of_core``).
     """
 
     def __init__(
@@ -150,7 +170,13 @@ class FactorBank:
     @classmethod
     def from_matrix(cls, Z, ranks, test=None, names=None, y_train=None, y_test=None) -> FactorBank:
         """A bank from the side-by-side factors ``Z`` (n, R): ``ranks`` the r_m
-        (summing to R), or an integer r for R / r kernels of rank r each."""
+        (summing to R), or an integer r for R / r kernels of rank r each.
+
+        ``Z`` (and ``test``) may be an open ``h5py.Dataset`` (dense, 2-D,
+        float32/float64): it is not read whole but by row blocks
+        (:class:`~mkl.banks.row_blocks.RowBlocks`), once here for the checks
+        and the column norms, then by every pass of the estimators; the file
+        must stay open and unchanged while the bank is used."""
         Z = _as_factor(Z, "Z")
         R = Z.shape[1]
         if isinstance(ranks, numbers.Integral):
@@ -168,9 +194,12 @@ class FactorBank:
         if sp.issparse(Z):
             Z.sum_duplicates()
             Z.sort_indices()
-        else:
+        elif not isinstance(Z, RowBlocks):
             Z = np.ascontiguousarray(Z)
-        if test is not None and not sp.issparse(test):
+        if isinstance(test, RowBlocks):
+            if test.dtype != Z.dtype:
+                raise InputError(f"test is {test.dtype} on disk but Z is {Z.dtype}")
+        elif test is not None and not sp.issparse(test):
             test = np.ascontiguousarray(test, dtype=Z.dtype)
         bank._set(Z, ranks, test, names, y_train, y_test)
         return bank
@@ -226,11 +255,16 @@ class FactorBank:
         return sp.issparse(self.train)
 
     @property
+    def out_of_core(self) -> bool:
+        """The training factors are read from their file by row blocks."""
+        return isinstance(self.train, RowBlocks)
+
+    @property
     def dtype(self):
         return self.train.dtype
 
     def __repr__(self) -> str:
-        kind = "sparse" if self.is_sparse else "dense"
+        kind = "sparse" if self.is_sparse else "out-of-core" if self.out_of_core else "dense"
         test = "" if self.test is None else f", n_test={self.n_test}"
         return (
             f"FactorBank(M={self.n_kernels}, n={self.n_train}{test}, "
@@ -242,18 +276,37 @@ class FactorBank:
         return np.repeat(np.asarray(theta, dtype=np.float64), self.ranks)
 
     def factor(self, m: int, block: str = "train"):
-        """Z_m (or the test factor T_m)."""
+        """Z_m (or the test factor T_m); of factors on disk, read into memory."""
         Z = self.train if block == "train" else self.test
-        return Z[:, self.offsets[m] : self.offsets[m + 1]]
+        cols = slice(self.offsets[m], self.offsets[m + 1])
+        if isinstance(Z, RowBlocks):
+            out = np.empty((Z.shape[0], self.ranks[m]), Z.dtype)
+            for a, b, rows in Z.blocks():
+                out[a:b] = rows[:, cols]
+            return out
+        return Z[:, cols]
 
     # ------------------------------------------------------------ passes over Z
     def project(self, v: np.ndarray) -> np.ndarray:
-        """w = Z' v (R,), in float64."""
+        """w = Z' v (R,), in float64 (factors on disk: summed over row blocks)."""
         Z = self.train
         v = np.asarray(v, dtype=np.float64)
         if sp.issparse(Z):
             return np.asarray(Z.T @ v, dtype=np.float64)
-        return (Z.T @ v.astype(Z.dtype)).astype(np.float64)
+        w = np.zeros(Z.shape[1])
+        for a, b, rows in row_blocks(Z):
+            w += rows.T @ v[a:b].astype(Z.dtype)
+        return w
+
+    def factor_grams(self) -> list[np.ndarray]:
+        """Z_m' Z_m (r_m x r_m, float64) for every kernel, in one pass."""
+        grams = [np.zeros((r, r)) for r in self.ranks]
+        for _, _, rows in row_blocks(self.train):
+            for m in range(self.n_kernels):
+                Zm = rows[:, self.offsets[m] : self.offsets[m + 1]]
+                G = Zm.T @ Zm
+                grams[m] += G.toarray() if sp.issparse(G) else G
+        return grams
 
     def group_sums(self, values: np.ndarray) -> np.ndarray:
         """Sum of a per-column vector over each kernel's columns (M,)."""
@@ -270,14 +323,38 @@ class FactorBank:
         Z = self.train if block == "train" else self.test
         if sp.issparse(Z):
             return np.asarray(Z @ u, dtype=np.float64)
-        return (Z @ np.asarray(u).astype(Z.dtype)).astype(np.float64)
+        u = np.asarray(u).astype(Z.dtype)
+        if not isinstance(Z, RowBlocks):
+            return (Z @ u).astype(np.float64)
+        out = np.empty(Z.shape[0])
+        for a, b, rows in Z.blocks():
+            out[a:b] = rows @ u
+        return out
 
     def column_sq_norms(self) -> np.ndarray:
         """||Z_:j||^2 for every column (R,): kernel m's trace is their sum over its columns."""
         Z = self.train
         if sp.issparse(Z):
             return np.asarray(Z.multiply(Z).sum(axis=0), dtype=np.float64).ravel()
+        if isinstance(Z, RowBlocks):
+            return Z.scan().column_sq_norms.copy()  # from the pass that built the bank
         return np.einsum("ij,ij->j", Z, Z, dtype=np.float64)
+
+    def row_sq_norms_by_kernel(self) -> np.ndarray:
+        """||z_i,m||^2 for every point and kernel (n, M), float64: the diagonals
+        of the K_m (one pass)."""
+        Z = self.train
+        # the indicator of each column's kernel (R, M)
+        member = sp.csr_matrix(
+            (np.ones(Z.shape[1]), np.repeat(np.arange(self.n_kernels), self.ranks),
+             np.arange(Z.shape[1] + 1)), shape=(Z.shape[1], self.n_kernels),
+        )  # fmt: skip
+        out = np.empty((Z.shape[0], self.n_kernels))
+        for a, b, rows in row_blocks(Z):
+            sq = rows.multiply(rows).tocsr() if sp.issparse(rows) else rows * rows
+            d = sq @ member
+            out[a:b] = d.toarray() if sp.issparse(d) else d
+        return out
 
     def traces(self) -> np.ndarray:
         """tr K_m = ||Z_m||_F^2 (M,)."""
@@ -287,9 +364,7 @@ class FactorBank:
         """The bank restricted to the training points ``index`` (for inner
         cross-validation); the test factors are dropped."""
         bank = FactorBank.__new__(FactorBank)
-        Z = self.train[np.asarray(index)]
-        if not sp.issparse(Z):
-            Z = np.ascontiguousarray(Z)
+        Z = _rows_of(self.train, index)
         y = None if self.y_train is None else self.y_train[index]
         bank._set(Z, self.ranks, None, self.names, y, None)
         return bank
@@ -300,8 +375,7 @@ class FactorBank:
         training block), with their labels."""
         fit_rows, eval_rows = np.asarray(fit_rows), np.asarray(eval_rows)
         bank = self.rows(fit_rows)
-        T = self.train[eval_rows]
-        bank.test = T if sp.issparse(T) else np.ascontiguousarray(T)
+        bank.test = _rows_of(self.train, eval_rows)
         if self.y_train is not None:
             bank.y_test = self.y_train[eval_rows]
         return bank
@@ -321,6 +395,11 @@ class FactorBank:
         def take(Z):
             if Z is None:
                 return None
+            if isinstance(Z, RowBlocks):  # the chosen columns, read into memory
+                out = np.empty((Z.shape[0], cols.size), Z.dtype)
+                for a, b, rows in Z.blocks():
+                    out[a:b] = rows[:, cols]
+                return out
             if not sp.issparse(Z):
                 return np.ascontiguousarray(Z[:, cols])
             Z = sp.csr_matrix(Z[:, cols])
@@ -343,12 +422,14 @@ class FactorBank:
         n = self.n_train
         if on.size == 0 or float(n) * on.size**2 > SPECTRAL_RATIO_MAX_FLOPS:
             return float("nan")
-        Zs = self.train[:, on]
-        Zs = (Zs.multiply(np.sqrt(s[on])) if sp.issparse(Zs) else Zs * np.sqrt(s[on])).astype(
-            np.float64
-        )
-        G = Zs.T @ Zs
-        G = G.toarray() if sp.issparse(G) else G
+        G = np.zeros((on.size, on.size))
+        for _, _, rows in row_blocks(self.train):
+            Zs = rows[:, on]
+            Zs = (Zs.multiply(np.sqrt(s[on])) if sp.issparse(Zs) else Zs * np.sqrt(s[on])).astype(
+                np.float64
+            )
+            Gb = Zs.T @ Zs
+            G += Gb.toarray() if sp.issparse(Gb) else Gb
         fro = float(np.linalg.norm(G))
         return float(np.trace(G)) / fro if fro > 0 else float("nan")
 
@@ -357,6 +438,8 @@ class FactorBank:
         (M, n_test, n) test block. For checks on small problems only."""
         if block == "test" and self.test is None:
             raise InputError("the factor bank has no test factors")
+        if self.out_of_core:
+            return self._in_memory().dense(block)
         out = []
         for m in range(self.n_kernels):
             Zm = self.factor(m)
@@ -364,3 +447,19 @@ class FactorBank:
             K = Tm @ Zm.T
             out.append(K.toarray() if sp.issparse(K) else np.asarray(K))
         return np.stack(out).astype(np.float64)
+
+    def _in_memory(self) -> FactorBank:
+        """The same bank with its factors read into memory (small checks only)."""
+        bank = FactorBank.__new__(FactorBank)
+        read = lambda Z: Z.read() if isinstance(Z, RowBlocks) else Z  # noqa: E731
+        bank._set(read(self.train), self.ranks, read(self.test), self.names, self.y_train, None)
+        bank.y_test = self.y_test
+        return bank
+
+
+def _rows_of(Z, index):
+    """The rows ``index`` of factors (in memory, C-contiguous when dense)."""
+    if isinstance(Z, RowBlocks):
+        return Z.take(index)
+    rows = Z[np.asarray(index)]
+    return rows if sp.issparse(rows) else np.ascontiguousarray(rows)

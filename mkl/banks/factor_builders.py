@@ -159,6 +159,34 @@ class FactorMaps:
             for m, spec in enumerate(self.specs)
         ]
 
+    def ranks(self) -> np.ndarray:
+        """r_m of each kernel's factor (the columns :meth:`transform` gives)."""
+        if self.kind == "nystroem":
+            return np.array([P.shape[1] for P in self.projections], dtype=np.int64)
+        if self.kind == "rff":
+            return np.full(len(self.specs), self.basis.shape[1], dtype=np.int64)
+        return np.array(
+            [self.n_features if s.feature == ALL_FEATURES else 1 for s in self.specs],
+            dtype=np.int64,
+        )
+
+    def write(self, group, X, name: str = "Z", rows_per_block: int = 1 << 16):
+        """The factors [z_1(x), ..., z_M(x)] of X's rows side by side, written
+        to the dataset ``name`` of ``group`` (an open, writable h5py File or
+        Group) ``rows_per_block`` rows at a time, so that neither X nor the
+        factors are in memory at once: X may itself be an h5py.Dataset or a
+        memory map. Returns the dataset, for
+        ``FactorBank.from_matrix(dataset, maps.ranks())`` (a bank read from
+        the file by row blocks). Dense X only."""
+        if sp.issparse(X) or getattr(X, "ndim", None) != 2:
+            raise InputError("FactorMaps.write takes a dense 2-D X (rows, features)")
+        n = X.shape[0]
+        Z = group.create_dataset(name, shape=(n, int(self.ranks().sum())), dtype=self.dtype)
+        for a in range(0, n, rows_per_block):
+            b = min(a + rows_per_block, n)
+            Z[a:b] = np.hstack(self.transform(np.asarray(X[a:b])))
+        return Z
+
 
 def _bank_from_maps(maps: FactorMaps, train, X_test, y_train, y_test) -> FactorBank:
     """The FactorBank of the training factors and, when X_test is given, the

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -255,6 +256,8 @@ class KernelBank:
             if "train" not in f or "specs" not in f:
                 raise InputError(f"{path!r} is not a kernel bank (no 'train'/'specs' datasets)")
             if isinstance(f["train"], h5py.Group):
+                if mmap:  # the file stays open: the bank reads it by row blocks
+                    return cls._load_factors(path, h5py.File(path, "r"), verify, in_place=True)
                 return cls._load_factors(path, f, verify)
             blocks = {
                 name: (_memmap(path, f[name]) if mmap else f[name][()])
@@ -277,11 +280,17 @@ class KernelBank:
             )
 
     @classmethod
-    def _load_factors(cls, path: str, f: h5py.File, verify: bool) -> KernelBank:
+    def _load_factors(
+        cls, path: str, f: h5py.File, verify: bool, in_place: bool = False
+    ) -> KernelBank:
+        """A factor bank's file; ``in_place``: dense factors stay in the file,
+        read by row blocks (``mmap=True``)."""
         from .factor_bank import FactorBank
 
         blocks = {
-            name: _read_factors(path, f, name, verify) for name in ("train", "test") if name in f
+            name: _read_factors(path, f, name, verify, in_place)
+            for name in ("train", "test")
+            if name in f
         }
         specs = _table_to_specs(f["specs"][()])
         y_test = f["y_test"][()] if "y_test" in f else None
@@ -319,8 +328,19 @@ def _verify(path: str, f: h5py.File, attr: str, array: np.ndarray, what: str) ->
 def _write_factors(f: h5py.File, name: str, Z, dtype) -> dict:
     """Store a factor matrix (dense, or CSR as scipy's three arrays) under the
     group ``name``; returns the checksums of its arrays."""
+    from .row_blocks import RowBlocks
+
     g = f.create_group(name)
     g.attrs["shape"] = np.asarray(Z.shape, dtype=np.int64)
+    if isinstance(Z, RowBlocks):  # factors on disk: copied block by block
+        g.attrs["format"] = "dense"
+        data = g.create_dataset("data", shape=Z.shape, dtype=dtype)
+        value = 0
+        for a, b, rows in Z.blocks():
+            rows = np.ascontiguousarray(rows, dtype=dtype)
+            data[a:b] = rows
+            value = zlib.crc32(rows.reshape(-1).view(np.uint8), value)
+        return {f"crc32_{name}_data": value}
     if isinstance(Z, np.ndarray):
         g.attrs["format"] = "dense"
         arrays = {"data": np.ascontiguousarray(Z, dtype=dtype)}
@@ -338,9 +358,24 @@ def _write_factors(f: h5py.File, name: str, Z, dtype) -> dict:
     return checksums
 
 
-def _read_factors(path: str, f: h5py.File, name: str, verify: bool):
+def _read_factors(path: str, f: h5py.File, name: str, verify: bool, in_place: bool = False):
+    """A stored factor matrix; ``in_place``: dense factors as
+    :class:`~mkl.banks.row_blocks.RowBlocks` over the file, their checksum
+    taken in the pass that checks them (sparse factors are read)."""
     g = f[name]
     fmt, shape = _plain(g.attrs.get("format")), tuple(int(s) for s in g.attrs["shape"])
+    if in_place and fmt == "dense" and g["data"].ndim == 2:
+        from .row_blocks import RowBlocks
+
+        blocks = RowBlocks(g["data"])
+        stored = f.attrs.get(f"crc32_{name}_data")
+        if verify and stored is not None and blocks.scan().crc32 != int(stored):
+            raise CorruptFile(
+                path,
+                f"kernel bank {path!r}: the {name} factors' data array does not match its "
+                "checksum (the file was damaged after it was written)",
+            )
+        return blocks
     arrays = {key: g[key][()] for key in g}
     if verify:
         for key, a in arrays.items():

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..banks.row_blocks import RowBlocks, row_blocks
 from .libsvm import (
     HARD_MARGIN_C,
     HARD_MARGIN_MAX_ITER_PER_POINT,
@@ -160,7 +161,9 @@ def _dual_cd(
     eps = 0. In/out: ``x`` (the warm start), w = Z'(sign*x) kept over the column
     ranges ``updates`` (the dots read the ranges ``dots``, those of nonzero
     weight: a subset), and qd the diagonal of (Q) (:func:`_cd_start`).
-    Returns (epochs, converged, v) with v = sign'x."""
+    Returns (epochs, converged, v, first_max, first_min) with v = sign'x and
+    the largest and smallest projected gradient of the first epoch (which
+    visits every coordinate: :func:`_descend` stops on them)."""
     n = sign.shape[0]
     np.random.seed(seed)
     index = np.arange(n)
@@ -168,6 +171,8 @@ def _dual_cd(
     pg_max_old = np.inf
     pg_min_old = -np.inf
     converged = False
+    first_max = -np.inf
+    first_min = np.inf
     epoch = 0
     while epoch < max_epochs:
         epoch += 1
@@ -195,6 +200,8 @@ def _dual_cd(
                 _row_axpy(i, d, dense, Z, data, indices, indptr, w, updates)
                 v += d
             k += 1
+        if epoch == 1:
+            first_max, first_min = pg_max_new, pg_min_new
         if pg_max_new - pg_min_new <= tol:
             if active_size == n:
                 converged = True
@@ -206,7 +213,7 @@ def _dual_cd(
             continue
         pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
         pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
-    return epoch, converged, v
+    return epoch, converged, v, first_max, first_min
 
 
 @njit(cache=True, nogil=True)
@@ -246,6 +253,106 @@ def _gram_dual_cd(H, p, lo, hi, eps, x, tol, max_epochs, seed):
     return epoch, converged
 
 
+# factors on disk (``_descend``): epochs of the descent on one block's
+# coordinates as the pass reads it, and the bytes of rows kept in memory
+# between passes (the free multipliers', where the descent spends its epochs)
+BLOCK_EPOCHS = 3
+CACHE_BYTES = 1 << 30
+# the kept rows are solved to this share of the pass's violation (max PG - min
+# PG), not below tol: the next pass moves the rest, and an exact solve of rows
+# that pass changes is wasted
+CACHE_TOL = 0.1
+
+
+def _arrays(Z):
+    """(dense, Z, data, indices, indptr) as the compiled loops take factors in
+    memory: a dense array, or a CSR matrix's three arrays."""
+    if sp.issparse(Z):
+        return (False, np.zeros((0, 0), dtype=Z.data.dtype), Z.data, Z.indices, Z.indptr)
+    empty = np.zeros(0, dtype=Z.dtype)
+    return True, Z, empty, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32)
+
+
+def _start(Z, s, ranges, sign, x, b2):
+    """:func:`_cd_start` over factors in memory or on disk (summed over the
+    row blocks): (qd, w, v)."""
+    if not isinstance(Z, RowBlocks):
+        return _cd_start(*_arrays(Z), s, ranges, sign, x, b2)
+    qd = np.empty(sign.shape[0])
+    w = np.zeros(s.shape[0])
+    v = 0.0
+    for a, b, rows in Z.blocks():
+        qd_b, w_b, v_b = _cd_start(*_arrays(rows), s, ranges, sign[a:b], x[a:b], b2)
+        qd[a:b] = qd_b
+        w += w_b
+        v += v_b
+    return qd, w, v
+
+
+def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, max_epochs, seed):
+    """:func:`_dual_cd` on (Q) over the factors ``Z``; returns (epochs,
+    converged, v, rows visited).
+
+    In memory: one call, ``max_epochs`` epochs at most. On disk
+    (:class:`~mkl.banks.row_blocks.RowBlocks`): block minimisation (Yu, Hsieh,
+    Chang & Lin, "Large linear classification when data cannot fit in
+    memory", KDD 2010) with the informative rows kept in memory (Chang & Roth,
+    "Selective block minimization", KDD 2011). Each pass reads the blocks (in
+    a random order) and runs BLOCK_EPOCHS epochs on each block's coordinates, with
+    w and v kept over all points; then the rows whose multipliers are free
+    (strictly inside the box: liblinear's shrinking keeps them active, the
+    others settle at a bound) are gathered, at most CACHE_BYTES of them (each
+    block its share, drawn at random when it has more), and
+    the descent runs on those alone to ``tol``. A pass whose first epochs,
+    which see every coordinate once, find max PG - min PG <= tol ends it:
+    liblinear's rule for an epoch, visiting the coordinates block by block.
+    ``max_epochs`` counts passes."""
+    n = sign.shape[0]
+    if not isinstance(Z, RowBlocks):
+        epochs, converged, v, _, _ = _dual_cd(
+            *_arrays(Z), s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol,
+            max_epochs, seed,
+        )  # fmt: skip
+        return epochs, converged, v, epochs * n
+    visited = 0
+    capacity = max(1, CACHE_BYTES // max(1, Z.shape[1] * Z.dtype.itemsize))
+    rng = np.random.default_rng(seed)
+    # the kept rows; pages never written take no memory
+    cache = np.empty((min(n, capacity + Z.n_blocks), Z.shape[1]), Z.dtype)
+    for done in range(max_epochs):
+        top, bottom = -np.inf, np.inf
+        kept, size = [], 0
+        # blocks in a random order each pass: rows stored sorted (by class, say)
+        # do not always meet the descent in the same sequence
+        for k, (a, b, rows) in enumerate(Z.blocks(rng.permutation(Z.n_blocks))):
+            epochs, _, v, first_max, first_min = _dual_cd(
+                *_arrays(rows), s, dots, updates, sign[a:b], p[a:b], lo[a:b], hi[a:b], eps,
+                x[a:b], w, v, qd[a:b], b2, tol, BLOCK_EPOCHS, seed + done * Z.n_blocks + k,
+            )  # fmt: skip
+            top, bottom = max(top, first_max), min(bottom, first_min)
+            visited += epochs * (b - a)
+            free = np.flatnonzero((x[a:b] > lo[a:b]) & (x[a:b] < hi[a:b]))
+            share = capacity * (b - a) // n + 1  # the block's share of the rows kept
+            if free.size > share:
+                free = np.sort(rng.choice(free, share, replace=False))
+            kept.append(free + a)
+            cache[size : size + free.size] = rows[free]  # copied: the buffer is read into again
+            size += free.size
+        if top - bottom <= tol:
+            return done + 1, True, v, visited
+        index = np.concatenate(kept)
+        if index.size:
+            xc = x[index]
+            epochs, _, v, _, _ = _dual_cd(
+                *_arrays(cache[:size]), s, dots, updates, sign[index], p[index], lo[index],
+                hi[index], eps, xc, w, v, qd[index], b2, max(tol, CACHE_TOL * (top - bottom)),
+                MAX_EPOCHS, seed + done,
+            )  # fmt: skip
+            x[index] = xc
+            visited += epochs * index.size
+    return max_epochs, False, v, visited
+
+
 @dataclass
 class FactoredSolution(SVMSolution):
     """An :class:`~mkl.solvers.libsvm.SVMSolution` of problem (P), with the solver's epochs."""
@@ -277,16 +384,7 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         raise ValueError(f"method must be 'auto', 'factors' or 'gram', got {method!r}")
     n = sign.shape[0]
     s = np.repeat(np.asarray(theta, dtype=np.float64), np.diff(offsets))
-    if sp.issparse(Z):
-        dense = False
-        data, indices, indptr = Z.data, Z.indices, Z.indptr
-        Zd = np.zeros((0, 0), dtype=data.dtype)
-    else:
-        dense = True
-        Zd = Z
-        data = np.zeros(0, dtype=Z.dtype)
-        indices = np.zeros(0, dtype=np.int32)
-        indptr = np.zeros(1, dtype=np.int32)
+    dense = not sp.issparse(Z)
     lo, hi = _per_coordinate(lo, n), _per_coordinate(hi, n)
     if x0 is None:
         x = np.zeros(n)
@@ -303,7 +401,7 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         # Dense factors never gain: the factor path with shrinking was 1.6-10x
         # faster at n = 1,000-3,000 and up to 5,000 columns (MNIST Nystroem)
         cols = np.flatnonzero(s != 0)  # the active columns
-        Zs = Z[:, cols]
+        Zs = (Z.read() if isinstance(Z, RowBlocks) else Z)[:, cols]
         Zs = Zs.multiply(np.sqrt(s[cols])).tocsr() if sp.issparse(Zs) else Zs * np.sqrt(s[cols])
         K = Zs @ Zs.T
         K = (K.toarray() if sp.issparse(K) else K).astype(np.float64)
@@ -314,10 +412,10 @@ def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, se
         v = float(sign @ x)
         quad = float(x @ (H @ x))
     else:
-        qd, w, v = _cd_start(dense, Zd, data, indices, indptr, s, active, sign, x, float(b2))
-        epochs, converged, v = _dual_cd(
-            dense, Zd, data, indices, indptr, s, active, active, sign, p, lo, hi,
-            float(eps), x, w, v, qd, float(b2), float(tol), int(max_epochs), int(seed),
+        qd, w, v = _start(Z, s, active, sign, x, float(b2))
+        epochs, converged, v, _ = _descend(
+            Z, s, active, active, sign, p, lo, hi, float(eps), x, w, v, qd, float(b2),
+            float(tol), int(max_epochs), int(seed),
         )  # fmt: skip
         # beta'K(theta)beta = sum_j s_j w_j^2 (+ the constant feature's b^2 v^2)
         quad = float(s @ (w * w)) + b2 * v * v
@@ -536,14 +634,22 @@ def _times_kernel(Z, s: np.ndarray, x: np.ndarray) -> np.ndarray:
     :meth:`mkl.banks.factor_bank.FactorBank.project` and ``times``)."""
     if sp.issparse(Z):
         return np.asarray(Z @ (np.asarray(Z.T @ x, dtype=np.float64) * s), dtype=np.float64)
-    w = (Z.T @ x.astype(Z.dtype)).astype(np.float64) * s
-    return (Z @ w.astype(Z.dtype)).astype(np.float64)
+    w = np.zeros(Z.shape[1])
+    for a, b, rows in row_blocks(Z):
+        w += rows.T @ x[a:b].astype(Z.dtype)
+    w = (w * s).astype(Z.dtype)
+    out = np.empty(Z.shape[0])
+    for a, b, rows in row_blocks(Z):
+        out[a:b] = rows @ w
+    return out
 
 
 def mean_diagonal(Z, s: np.ndarray) -> float:
-    """Mean diagonal of Z diag(s) Z' (one pass)."""
+    """Mean diagonal of Z diag(s) Z' (one pass; factors on disk: their scan)."""
     if sp.issparse(Z):
         sq = Z.multiply(Z).sum(axis=0).A1
+    elif isinstance(Z, RowBlocks):
+        sq = Z.scan().column_sq_norms
     else:
         sq = np.einsum("ij,ij->j", Z, Z, dtype=np.float64)
     return float(sq @ s) / Z.shape[0]
@@ -565,25 +671,12 @@ class FactorCD:
 
     def __init__(self, bank, intercept_sq: float, task, y: np.ndarray, C):
         self.bank, self.b2, self.task, self.y, self.C = bank, float(intercept_sq), task, y, C
-        Z = bank.train
-        self.dense = not sp.issparse(Z)
-        if self.dense:
-            self.Z, self.data = Z, np.zeros(0, dtype=Z.dtype)
-            self.indices, self.indptr = np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32)
-        else:
-            self.Z = np.zeros((0, 0), dtype=Z.data.dtype)
-            self.data, self.indices, self.indptr = Z.data, Z.indices, Z.indptr
+        Z = self.Z = bank.train  # in memory, or on disk (read by row blocks)
         self.offsets = np.asarray(bank.offsets, dtype=np.int64)
         self.M, self.n = bank.n_kernels, bank.n_train
         self.every = np.stack([self.offsets[:-1], self.offsets[1:]], axis=1)
         # per-kernel squared row norms (n, M): the diagonal of K_m, one pass
-        sq = Z.multiply(Z).tocsr() if not self.dense else Z * Z
-        ind = sp.csr_matrix(
-            (np.ones(Z.shape[1]), np.repeat(np.arange(self.M), np.diff(self.offsets)),
-             np.arange(Z.shape[1] + 1)), shape=(Z.shape[1], self.M),
-        )  # fmt: skip
-        diag = sq @ ind
-        self.diag = np.asarray(diag.toarray() if sp.issparse(diag) else diag, dtype=np.float64)
+        self.diag = bank.row_sq_norms_by_kernel()
         self.sign, self.p, lo, hi, self.eps = task.factor_form(y, C, self.n)
         self.lo, self.hi = _per_coordinate(lo, self.n), _per_coordinate(hi, self.n)
         self.x = np.clip(np.zeros(self.n), self.lo, self.hi)
@@ -600,13 +693,12 @@ class FactorCD:
         s = np.repeat(np.maximum(theta, 0.0), np.diff(self.offsets))
         qd = self.diag @ np.maximum(theta, 0.0) + self.b2
         self._chunks += 1
-        epochs, converged, self.v = _dual_cd(
-            self.dense, self.Z, self.data, self.indices, self.indptr, s,
-            _active_ranges(s, self.offsets), self.every, self.sign, self.p, self.lo,
-            self.hi, float(self.eps), self.x, self.w, self.v, qd, self.b2, float(tol),
-            int(max_epochs), self._chunks,
+        epochs, converged, self.v, visited = _descend(
+            self.Z, s, _active_ranges(s, self.offsets), self.every, self.sign, self.p,
+            self.lo, self.hi, float(self.eps), self.x, self.w, self.v, qd, self.b2,
+            float(tol), int(max_epochs), self._chunks,
         )  # fmt: skip
-        self.rows_read += self.M * self.n * int(epochs)
+        self.rows_read += self.M * visited
         q = self.bank.group_sums(self.w * self.w)
         f = self.bank.times(s * self.w) + self.b2 * self.v  # K(theta) beta with the intercept
         self.rows_read += self.M * self.n
