@@ -39,6 +39,7 @@ import multiprocessing as mp
 import resource
 import time
 import warnings
+from queue import Empty
 
 import numpy as np
 
@@ -347,10 +348,16 @@ def _in_process(function, *args):
     queue = ctx.Queue()
     proc = ctx.Process(target=_call, args=(queue, function, args))
     proc.start()
-    result = queue.get()
+    while True:  # the result, or the process's death (killed for memory, say)
+        try:
+            result = queue.get(timeout=5)
+            break
+        except Empty:
+            if not proc.is_alive():
+                raise RuntimeError(
+                    f"{function.__name__}{args} exited with code {proc.exitcode}"
+                ) from None
     proc.join()
-    if proc.exitcode != 0:
-        raise RuntimeError(f"{function.__name__}{args} exited with code {proc.exitcode}")
     return result
 
 

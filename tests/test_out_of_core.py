@@ -5,6 +5,7 @@ the in-memory optimum; files are checked in one pass, damage is caught, and
 bad datasets are refused by name."""
 
 import pickle
+import threading
 
 import h5py
 import numpy as np
@@ -67,6 +68,45 @@ def test_row_blocks_read_every_row_in_order_and_chosen_rows_in_any_order(tmp_pat
         np.testing.assert_array_equal(again.read(), Z)
 
 
+def test_row_blocks_in_a_chosen_order_stopped_early_and_a_failed_read(tmp_path, monkeypatch):
+    Z = np.arange(20 * 2, dtype=np.float32).reshape(20, 2)
+    with h5py.File(tmp_path / "z.h5", "w") as f:
+        f["Z"] = Z
+        blocks = RowBlocks(f["Z"], rows_per_block=6)
+        assert [(a, b) for a, b, _ in blocks.blocks([3, 0, 2, 1])] == [
+            (18, 20), (0, 6), (12, 18), (6, 12),
+        ]  # fmt: skip
+        for a, _, rows in blocks.blocks([2, 1, 0, 3]):
+            np.testing.assert_array_equal(rows, Z[a : a + len(rows)])
+        threads = threading.active_count()
+        for _ in blocks.blocks():  # left at once: the read ahead is waited for
+            break
+        assert threading.active_count() == threads
+        calls = []
+
+        def failing(start, stop, out):
+            calls.append(start)
+            if len(calls) == 3:
+                raise OSError("the disk went away")
+            out[: stop - start] = Z[start:stop]
+
+        monkeypatch.setattr(blocks, "_read", failing)
+        with pytest.raises(OSError, match="went away"):
+            for _ in blocks.blocks():
+                pass
+
+
+def test_a_scan_sees_negative_extremes_and_keeps_a_nan(tmp_path):
+    Z = np.zeros((12, 3), dtype=np.float32)
+    Z[4, 1] = -7.0
+    with h5py.File(tmp_path / "z.h5", "w") as f:
+        f["Z"] = Z
+        assert RowBlocks(f["Z"], rows_per_block=5).scan().largest == 7.0
+        Z[1, 0], Z[10, 2] = np.nan, np.inf  # a NaN, then an inf in a later block
+        f["W"] = Z
+        assert np.isnan(RowBlocks(f["W"], rows_per_block=5).scan().largest)
+
+
 @pytest.mark.parametrize(
     "data, message",
     [
@@ -95,6 +135,9 @@ def test_factors_on_disk_with_nan_or_overflowing_values_are_refused_by_name(tmp_
             FactorBank.from_matrix(f["big"], 2)
         with pytest.raises(InputError, match="from_matrix"):
             FactorBank([f["Z"]])
+        f["Z64"] = np.ones((30, 4))
+        with pytest.raises(InputError, match="test is float64 on disk but Z is float32"):
+            FactorBank.from_matrix(np.ones((10, 4), np.float32), 2, test=f["Z64"])
 
 
 def test_every_pass_over_factors_on_disk_equals_the_pass_in_memory(stored):
@@ -146,6 +189,24 @@ def test_block_minimisation_reaches_the_in_memory_optimum(stored, monkeypatch, c
     np.testing.assert_allclose(on_disk.dual_coef, in_memory.dual_coef, atol=2e-3)
 
 
+def test_the_svr_keeps_no_row_at_the_kink_between_passes(stored, monkeypatch):
+    """Off-tube points of the SVR rest at beta = 0, the kink of its L1 term,
+    not at a bound of the box: they are not rows to keep."""
+    _, disk, _ = stored
+    kept = []
+    original = cd._dual_cd
+
+    def spy(*args):
+        if args[-2] == cd.MAX_EPOCHS:  # the kept rows' descent
+            kept.append(args[14].copy())  # their multipliers, x
+        return original(*args)
+
+    monkeypatch.setattr(cd, "_dual_cd", spy)
+    target = np.sin(np.arange(disk.n_train) / 10.0)
+    cd.solve_factored_svr(disk.train, disk.offsets, np.full(4, 0.25), target, 1.0, 0.3, tol=1e-6)
+    assert kept and all((x != 0).all() for x in kept)
+
+
 def test_regression_and_novelty_solve_from_disk_as_in_memory(stored):
     memory, disk, _ = stored
     target = memory.train[:, 0].astype(np.float64) * 3.0
@@ -194,17 +255,28 @@ def test_a_stored_factor_bank_loads_in_place_and_damage_is_caught(tmp_path):
     path = tmp_path / "bank.h5"
     bank.save(path)
     loaded = KernelBank.load(path, mmap=True)
-    assert loaded.train.out_of_core
+    assert loaded.train.out_of_core and loaded.train.test is not None
     np.testing.assert_array_equal(loaded.train.train.read(), Z)
     fits = [mkl.make_estimator("level", tol=1e-4).fit(b) for b in (loaded, bank)]
     assert fits[0].objective_ == pytest.approx(fits[1].objective_, rel=2e-3)
+    # the test factors in the file too: predict reads them by blocks
+    on_disk_test = FactorBank.from_matrix(
+        loaded.train.train, ranks, test=h5py.File(path, "r")["test/data"]
+    )
+    assert isinstance(on_disk_test.test, RowBlocks)
+    np.testing.assert_array_equal(fits[0].predict(on_disk_test), fits[0].predict(loaded))
+    # a bank crosses to another process (pickled): its file is opened again by name
+    again = pickle.loads(pickle.dumps(loaded.train))
+    assert again.out_of_core
+    np.testing.assert_array_equal(again.train.read(), Z)
     # saved again from disk, block by block: the same arrays and checksums
     bank_again = tmp_path / "again.h5"
     loaded.save(bank_again)
     with h5py.File(path, "r") as a, h5py.File(bank_again, "r") as b:
         np.testing.assert_array_equal(a["train/data"][()], b["train/data"][()])
         assert a.attrs["crc32_train_data"] == b.attrs["crc32_train_data"]
-    loaded.train.train.close()
+    for bank_in_place in (again, on_disk_test, loaded.train, loaded.train):
+        bank_in_place.close()  # a file already closed (h5py shares it) is passed over
     with h5py.File(path, "r+") as f:
         f["train/data"][3, 1] += 1.0
     with pytest.raises(CorruptFile, match="train factors"):
@@ -224,3 +296,15 @@ def test_factor_maps_write_the_factors_of_rows_read_from_a_file(tmp_path):
         assert bank.out_of_core and bank.n_kernels == 2
         with pytest.raises(InputError, match="dense 2-D X"):
             maps.write(f, X[:, 0], name="bad")
+
+
+def test_factor_maps_name_the_ranks_of_every_kind():
+    from mkl.banks.factor_builders import compute_factor_maps
+
+    X = np.random.default_rng(4).normal(size=(50, 3))
+    specs = [KernelSpec("linear", None), KernelSpec("linear", None, 1)]
+    for representation in ({"kind": "exact"}, {"kind": "rff", "dimension": 8}):
+        if representation["kind"] == "rff":
+            specs = [KernelSpec("gaussian", 1.0), KernelSpec("gaussian", 2.0, 0)]
+        maps, bank = compute_factor_maps(specs, X, representation)
+        np.testing.assert_array_equal(maps.ranks(), bank.ranks)

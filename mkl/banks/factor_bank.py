@@ -176,7 +176,9 @@ class FactorBank:
         float32/float64): it is not read whole but by row blocks
         (:class:`~mkl.banks.row_blocks.RowBlocks`), once here for the checks
         and the column norms, then by every pass of the estimators; the file
-        must stay open and unchanged while the bank is used."""
+        must stay open and unchanged while the bank is used (``close()``
+        closes it). Cross-validation folds (``rows``, ``fold``) and kernel
+        subsets (``select``) of such a bank are read into memory."""
         Z = _as_factor(Z, "Z")
         R = Z.shape[1]
         if isinstance(ranks, numbers.Integral):
@@ -258,6 +260,12 @@ class FactorBank:
     def out_of_core(self) -> bool:
         """The training factors are read from their file by row blocks."""
         return isinstance(self.train, RowBlocks)
+
+    def close(self) -> None:
+        """Close the files of factors read in place (nothing for factors in memory)."""
+        for Z in (self.train, self.test):
+            if isinstance(Z, RowBlocks):
+                Z.close()
 
     @property
     def dtype(self):

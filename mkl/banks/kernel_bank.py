@@ -243,7 +243,10 @@ class KernelBank:
     @classmethod
     def load(cls, path: str | os.PathLike, mmap: bool = False, verify: bool = True) -> KernelBank:
         """Read a bank. With ``mmap=True`` the kernel blocks are memory-mapped
-        (read-only, no copy); otherwise each is read once into memory. With
+        (read-only, no copy), and a factor bank's dense factors stay in the
+        file, read by row blocks at every pass (``FactorBank.out_of_core``; the
+        file stays open until ``bank.train.close()``); otherwise each block is
+        read once into memory. With
         ``verify`` the blocks' checksums are compared with those stored when
         the bank was written: a damaged file raises :class:`CorruptFile`
         instead of giving wrong kernels."""

@@ -57,10 +57,14 @@ class RowBlocks:
     read at a time (default: BLOCK_BYTES worth).
 
     ``blocks()`` yields (start, stop, array) in row order; the array is a
-    buffer reused two blocks later, so a caller keeps a copy of anything it
-    needs beyond the next block. ``take(rows)`` reads chosen rows into memory
-    (a fold's rows for cross-validation), ``read()`` the whole matrix (small
-    checks only).
+    buffer valid only until the next iteration (asking for the next block
+    starts reading the one after it into this buffer): a caller copies
+    anything it keeps. ``take(rows)`` reads chosen rows into memory (a fold's
+    rows for cross-validation), ``read()`` the whole matrix (small checks only).
+
+    The dataset's file stays open while the bank is used; ``close()`` closes
+    it. A pickled RowBlocks opens the file again by name, read-only: the
+    file must then be closed by its writer (h5py locks a file open for writing).
     """
 
     def __init__(self, dataset, rows_per_block: int | None = None):
@@ -116,8 +120,11 @@ class RowBlocks:
         self._dataset = h5py.File(self.filename, "r")[self.name]
 
     def close(self) -> None:
-        """Close the file (a bank loaded in place holds it open for reading)."""
-        self._dataset.file.close()
+        """Close the dataset's file: the whole h5py File, with anything else
+        read from it (h5py shares a file opened twice in one process, so
+        every bank reading it from here)."""
+        if self._dataset.id.valid:
+            self._dataset.file.close()
 
     # ------------------------------------------------------------ reading
     def _read(self, start: int, stop: int, out: np.ndarray) -> None:
@@ -160,7 +167,10 @@ class RowBlocks:
                 raise failure[0]
 
     def take(self, rows) -> np.ndarray:
-        """The rows ``rows`` (integer indices, any order, repeats allowed) in memory."""
+        """The rows ``rows`` (integer indices, any order, repeats allowed) in
+        memory: read by h5py's selection when they are few, picked from a pass
+        over the blocks when they are many (a fold's rows: a sequential read
+        was 14 times faster than the selection for 160,000 of 200,000 rows)."""
         rows = np.asarray(rows)
         if rows.dtype == bool:
             rows = np.flatnonzero(rows)
@@ -171,10 +181,16 @@ class RowBlocks:
         rows = np.where(rows < 0, rows + n, rows)
         unique, where = np.unique(rows, return_inverse=True)
         out = np.empty((unique.size, self.shape[1]), self.dtype)
-        # h5py reads increasing indices; in pieces, so a selection is never one huge list
-        piece = 1 << 16
-        for s in range(0, unique.size, piece):
-            out[s : s + piece] = self._dataset[unique[s : s + piece]]
+        if unique.size * 64 > n:
+            for a, b, block in self.blocks():
+                first, last = np.searchsorted(unique, [a, b])
+                out[first:last] = block[unique[first:last] - a]
+        else:  # h5py reads increasing indices
+            piece = 1 << 16
+            for s in range(0, unique.size, piece):
+                out[s : s + piece] = self._dataset[unique[s : s + piece]]
+        if where.size == unique.size and np.array_equal(where, np.arange(where.size)):
+            return out  # increasing rows without repeats (a fold's): no second copy
         return out[where]
 
     def read(self) -> np.ndarray:
@@ -192,11 +208,9 @@ class RowBlocks:
             col = np.zeros(self.shape[1])
             crc = 0
             for _, _, block in self.blocks():
-                if block.size:
+                if block.size and not np.isnan(largest):  # a NaN stays the answer
                     top = max(abs(float(block.max())), abs(float(block.min())))
-                    largest = top if not np.isfinite(top) or top > largest else largest
-                    if np.isnan(top):
-                        largest = float("nan")
+                    largest = top if np.isnan(top) or top > largest else largest
                 col += np.einsum("ij,ij->j", block, block, dtype=np.float64)
                 crc = zlib.crc32(np.ascontiguousarray(block).reshape(-1).view(np.uint8), crc)
             self._scan = Scan(largest, col, crc)

@@ -300,13 +300,16 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     "Selective block minimization", KDD 2011). Each pass reads the blocks (in
     a random order) and runs BLOCK_EPOCHS epochs on each block's coordinates, with
     w and v kept over all points; then the rows whose multipliers are free
-    (strictly inside the box: liblinear's shrinking keeps them active, the
-    others settle at a bound) are gathered, at most CACHE_BYTES of them (each
-    block its share, drawn at random when it has more), and
-    the descent runs on those alone to ``tol``. A pass whose first epochs,
+    (strictly inside the box, and off the kink 0 of the SVR's L1 term:
+    liblinear's shrinking keeps them active, the others settle at a bound or
+    at 0) are gathered, at most CACHE_BYTES of them (each block its share,
+    drawn at random when it has more), and the descent runs on those alone
+    to max(tol, CACHE_TOL x the pass's max PG - min PG): the next pass moves
+    the rest, an exact solve of rows it changes would be wasted. A pass whose first epochs,
     which see every coordinate once, find max PG - min PG <= tol ends it:
     liblinear's rule for an epoch, visiting the coordinates block by block.
-    ``max_epochs`` counts passes."""
+    ``max_epochs`` counts passes (each: BLOCK_EPOCHS epochs a block and the
+    kept rows' solve); the rows visited are counted exactly."""
     n = sign.shape[0]
     if not isinstance(Z, RowBlocks):
         epochs, converged, v, _, _ = _dual_cd(
@@ -317,6 +320,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     visited = 0
     capacity = max(1, CACHE_BYTES // max(1, Z.shape[1] * Z.dtype.itemsize))
     rng = np.random.default_rng(seed)
+    seeds = lambda: int(rng.integers(2**31))  # noqa: E731  (each descent its own order)
     # the kept rows; pages never written take no memory
     cache = np.empty((min(n, capacity + Z.n_blocks), Z.shape[1]), Z.dtype)
     for done in range(max_epochs):
@@ -324,14 +328,16 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
         kept, size = [], 0
         # blocks in a random order each pass: rows stored sorted (by class, say)
         # do not always meet the descent in the same sequence
-        for k, (a, b, rows) in enumerate(Z.blocks(rng.permutation(Z.n_blocks))):
+        for a, b, rows in Z.blocks(rng.permutation(Z.n_blocks)):
             epochs, _, v, first_max, first_min = _dual_cd(
                 *_arrays(rows), s, dots, updates, sign[a:b], p[a:b], lo[a:b], hi[a:b], eps,
-                x[a:b], w, v, qd[a:b], b2, tol, BLOCK_EPOCHS, seed + done * Z.n_blocks + k,
+                x[a:b], w, v, qd[a:b], b2, tol, BLOCK_EPOCHS, seeds(),
             )  # fmt: skip
             top, bottom = max(top, first_max), min(bottom, first_min)
             visited += epochs * (b - a)
-            free = np.flatnonzero((x[a:b] > lo[a:b]) & (x[a:b] < hi[a:b]))
+            xb = x[a:b]
+            free = (xb > lo[a:b]) & (xb < hi[a:b])
+            free = np.flatnonzero(free & (xb != 0.0) if eps > 0 else free)
             share = capacity * (b - a) // n + 1  # the block's share of the rows kept
             if free.size > share:
                 free = np.sort(rng.choice(free, share, replace=False))
@@ -346,7 +352,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
             epochs, _, v, _, _ = _dual_cd(
                 *_arrays(cache[:size]), s, dots, updates, sign[index], p[index], lo[index],
                 hi[index], eps, xc, w, v, qd[index], b2, max(tol, CACHE_TOL * (top - bottom)),
-                MAX_EPOCHS, seed + done,
+                MAX_EPOCHS, seeds(),
             )  # fmt: skip
             x[index] = xc
             visited += epochs * index.size
@@ -683,7 +689,8 @@ class FactorCD:
         self.w = np.zeros(Z.shape[1])
         self.v = 0.0
         self.rows_read = self.M * self.n
-        self.chunk_steps = 1  # epochs per chunk
+        # epochs per chunk; factors on disk: passes (``_descend``)
+        self.chunk_steps = 1
         self._chunks = 0
 
     def advance(self, theta: np.ndarray, max_epochs: int, tol: float):
