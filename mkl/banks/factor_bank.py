@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from .._validation import as_real_float
 from ..exceptions import InputError
-from .row_blocks import RowBlocks, as_row_blocks, row_blocks
+from .row_blocks import RowBlocks, as_row_blocks, columns, row_blocks, times, transposed_times
 
 # the spectral ratio of a factored combination needs the (R_active x R_active)
 # Gram matrix of its columns; above this many multiply-adds it is not computed
@@ -287,12 +287,7 @@ class FactorBank:
         """Z_m (or the test factor T_m); of factors on disk, read into memory."""
         Z = self.train if block == "train" else self.test
         cols = slice(self.offsets[m], self.offsets[m + 1])
-        if isinstance(Z, RowBlocks):
-            out = np.empty((Z.shape[0], self.ranks[m]), Z.dtype)
-            for a, b, rows in Z.blocks():
-                out[a:b] = rows[:, cols]
-            return out
-        return Z[:, cols]
+        return columns(Z, cols) if isinstance(Z, RowBlocks) else Z[:, cols]
 
     # ------------------------------------------------------------ passes over Z
     def project(self, v: np.ndarray) -> np.ndarray:
@@ -301,10 +296,7 @@ class FactorBank:
         v = np.asarray(v, dtype=np.float64)
         if sp.issparse(Z):
             return np.asarray(Z.T @ v, dtype=np.float64)
-        w = np.zeros(Z.shape[1])
-        for a, b, rows in row_blocks(Z):
-            w += rows.T @ v[a:b].astype(Z.dtype)
-        return w
+        return transposed_times(Z, v)
 
     def factor_grams(self) -> list[np.ndarray]:
         """Z_m' Z_m (r_m x r_m, float64) for every kernel, in one pass."""
@@ -331,13 +323,7 @@ class FactorBank:
         Z = self.train if block == "train" else self.test
         if sp.issparse(Z):
             return np.asarray(Z @ u, dtype=np.float64)
-        u = np.asarray(u).astype(Z.dtype)
-        if not isinstance(Z, RowBlocks):
-            return (Z @ u).astype(np.float64)
-        out = np.empty(Z.shape[0])
-        for a, b, rows in Z.blocks():
-            out[a:b] = rows @ u
-        return out
+        return times(Z, u)
 
     def column_sq_norms(self) -> np.ndarray:
         """||Z_:j||^2 for every column (R,): kernel m's trace is their sum over its columns."""
@@ -404,10 +390,7 @@ class FactorBank:
             if Z is None:
                 return None
             if isinstance(Z, RowBlocks):  # the chosen columns, read into memory
-                out = np.empty((Z.shape[0], cols.size), Z.dtype)
-                for a, b, rows in Z.blocks():
-                    out[a:b] = rows[:, cols]
-                return out
+                return columns(Z, cols)
             if not sp.issparse(Z):
                 return np.ascontiguousarray(Z[:, cols])
             Z = sp.csr_matrix(Z[:, cols])

@@ -236,3 +236,30 @@ def row_blocks(Z):
         yield from Z.blocks()
     else:
         yield 0, Z.shape[0], Z
+
+
+def times(Z, u) -> np.ndarray:
+    """Z u in float64 for dense factors in memory or on disk (u in Z's precision)."""
+    u = np.asarray(u).astype(Z.dtype)
+    out = np.empty(Z.shape[0])
+    for a, b, rows in row_blocks(Z):
+        out[a:b] = rows @ u
+    return out
+
+
+def transposed_times(Z, v) -> np.ndarray:
+    """Z' v in float64 for dense factors in memory or on disk (v in Z's precision)."""
+    v = np.asarray(v)
+    w = np.zeros(Z.shape[1])
+    for a, b, rows in row_blocks(Z):
+        w += rows.T @ v[a:b].astype(Z.dtype)
+    return w
+
+
+def columns(Z: RowBlocks, cols) -> np.ndarray:
+    """The columns ``cols`` (a slice or indices) of factors on disk, in memory."""
+    width = len(range(*cols.indices(Z.shape[1]))) if isinstance(cols, slice) else len(cols)
+    out = np.empty((Z.shape[0], width), Z.dtype)
+    for a, b, rows in Z.blocks():
+        out[a:b] = rows[:, cols]
+    return out

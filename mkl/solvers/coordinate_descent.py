@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ..banks.row_blocks import RowBlocks, row_blocks
+from ..banks.row_blocks import RowBlocks, times, transposed_times
 from .libsvm import (
     HARD_MARGIN_C,
     HARD_MARGIN_MAX_ITER_PER_POINT,
@@ -640,14 +640,7 @@ def _times_kernel(Z, s: np.ndarray, x: np.ndarray) -> np.ndarray:
     :meth:`mkl.banks.factor_bank.FactorBank.project` and ``times``)."""
     if sp.issparse(Z):
         return np.asarray(Z @ (np.asarray(Z.T @ x, dtype=np.float64) * s), dtype=np.float64)
-    w = np.zeros(Z.shape[1])
-    for a, b, rows in row_blocks(Z):
-        w += rows.T @ x[a:b].astype(Z.dtype)
-    w = (w * s).astype(Z.dtype)
-    out = np.empty(Z.shape[0])
-    for a, b, rows in row_blocks(Z):
-        out[a:b] = rows @ w
-    return out
+    return times(Z, transposed_times(Z, x) * s)
 
 
 def mean_diagonal(Z, s: np.ndarray) -> float:
