@@ -317,10 +317,11 @@ class KernelBank:
         )
 
 
-def _verify(path: str, f: h5py.File, attr: str, array: np.ndarray, what: str) -> None:
-    """Compare an array's CRC-32 with the one stored in attribute ``attr``."""
+def _verify(path: str, f: h5py.File, attr: str, array, what: str) -> None:
+    """Compare an array's CRC-32 (or the CRC-32 itself, already computed) with
+    the one stored in attribute ``attr``."""
     stored = f.attrs.get(attr)
-    if stored is not None and crc32(array) != int(stored):
+    if stored is not None and (array if isinstance(array, int) else crc32(array)) != int(stored):
         raise CorruptFile(
             path,
             f"kernel bank {path!r}: {what} does not match its checksum "
@@ -371,12 +372,13 @@ def _read_factors(path: str, f: h5py.File, name: str, verify: bool, in_place: bo
         from .row_blocks import RowBlocks
 
         blocks = RowBlocks(g["data"])
-        stored = f.attrs.get(f"crc32_{name}_data")
-        if verify and stored is not None and blocks.scan().crc32 != int(stored):
-            raise CorruptFile(
+        if verify:  # the CRC of the scan the bank's checks make anyway
+            _verify(
                 path,
-                f"kernel bank {path!r}: the {name} factors' data array does not match its "
-                "checksum (the file was damaged after it was written)",
+                f,
+                f"crc32_{name}_data",
+                blocks.scan().crc32,
+                f"the {name} factors' data array",
             )
         return blocks
     arrays = {key: g[key][()] for key in g}
