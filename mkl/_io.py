@@ -57,15 +57,16 @@ class CorruptFile(ValueError):
         self.path = Path(path)
 
 
-def crc32(a) -> int:
+def crc32(a, value: int = 0) -> int:
     """CRC-32 of an array's bytes (C order), in blocks so a memory map is
-    streamed from disk rather than copied."""
+    streamed from disk rather than copied; ``value``: the CRC-32 of the bytes
+    before these (an array read block by block: its blocks in order)."""
     import zlib
 
     import numpy as np
 
     flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    value, block = 0, 1 << 26
+    block = 1 << 26
     for start in range(0, flat.size, block):
         value = zlib.crc32(flat[start : start + block], value)
     return value

@@ -443,8 +443,9 @@ class FactorBank:
         """The same bank with its factors read into memory (small checks only)."""
         bank = FactorBank.__new__(FactorBank)
         read = lambda Z: Z.read() if isinstance(Z, RowBlocks) else Z  # noqa: E731
-        bank._set(read(self.train), self.ranks, read(self.test), self.names, self.y_train, None)
-        bank.y_test = self.y_test
+        bank._set(
+            read(self.train), self.ranks, read(self.test), self.names, self.y_train, self.y_test
+        )
         return bank
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import sys
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -343,7 +342,7 @@ def _write_factors(f: h5py.File, name: str, Z, dtype) -> dict:
         for a, b, rows in Z.blocks():
             rows = np.ascontiguousarray(rows, dtype=dtype)
             data[a:b] = rows
-            value = zlib.crc32(rows.reshape(-1).view(np.uint8), value)
+            value = crc32(rows, value)
         return {f"crc32_{name}_data": value}
     if isinstance(Z, np.ndarray):
         g.attrs["format"] = "dense"

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 import threading
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._io import crc32
 from ..exceptions import InputError
 
 # bytes of one block (two are held: the one in use and the one being read)
@@ -212,13 +212,9 @@ class RowBlocks:
                     top = max(abs(float(block.max())), abs(float(block.min())))
                     largest = top if np.isnan(top) or top > largest else largest
                 col += np.einsum("ij,ij->j", block, block, dtype=np.float64)
-                crc = zlib.crc32(np.ascontiguousarray(block).reshape(-1).view(np.uint8), crc)
+                crc = crc32(block, crc)
             self._scan = Scan(largest, col, crc)
         return self._scan
-
-
-def is_row_blocks(Z) -> bool:
-    return isinstance(Z, RowBlocks)
 
 
 def as_row_blocks(Z):
