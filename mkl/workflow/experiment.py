@@ -378,7 +378,14 @@ def _check_representation(name: str, alg: str, entry: Mapping, bank: Mapping, da
 
 # the keys of a protocol that make the splits (feature scaling and the selection
 # metric come later: changing them must not redraw the splits)
-SPLIT_KEYS = ("repetitions", "train_fraction", "inner_folds", "seed", "balanced_classes")
+SPLIT_KEYS = (
+    "repetitions",
+    "train_fraction",
+    "inner_folds",
+    "seed",
+    "balanced_classes",
+    "fresh_draws",
+)
 # the keys of an algorithm entry that make its fits (not its datasets list, sweep bookkeeping)
 FIT_KEYS = ("estimator", "params", "grid", "select", "exclude")
 

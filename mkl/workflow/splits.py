@@ -30,6 +30,7 @@ def make_splits(
     seed: int,
     balanced: bool = False,
     stratified: bool = True,
+    fresh_draws: bool = False,
 ) -> list[Split]:
     """R seeded stratified train/test splits, each with stratified inner folds.
 
@@ -38,14 +39,13 @@ def make_splits(
 
     ``balanced``: every class is first subsampled (seeded, per split) to the size
     of the smallest one, so train and test hold equal numbers of each class
-    (Kundu et al. 2010's protocol); the dropped points are in neither part."""
-    from sklearn.model_selection import (
-        KFold,
-        ShuffleSplit,
-        StratifiedKFold,
-        StratifiedShuffleSplit,
-    )
+    (Kundu et al. 2010's protocol); the dropped points are in neither part.
 
+    ``fresh_draws``: the dataset's points are R independent draws of equal size,
+    in order (a generated dataset of R times the paper's sample size), and
+    split r divides draw r alone into train and test: every repetition sees a
+    fresh sample, as Yang et al. 2011 drew their toy data, instead of one
+    sample re-split R times."""
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction}")
@@ -53,50 +53,75 @@ def make_splits(
         raise ValueError(f"repetitions must be >= 1, got {repetitions}")
     if not stratified and balanced:
         raise ValueError("balanced_classes needs classes; these splits are not stratified")
+    if fresh_draws and len(y) % repetitions:
+        raise ValueError(
+            f"fresh_draws needs the {len(y)} points to be {repetitions} draws of equal size "
+            f"(one per repetition): {len(y)} is not a multiple of {repetitions}"
+        )
     seeds = np.random.SeedSequence(seed).generate_state(repetitions)
+    draw = len(y) // repetitions if fresh_draws else len(y)
     out = []
-    for s in seeds:
-        if not stratified:  # real targets: shuffled, no classes to keep in proportion
-            train, test = next(
-                ShuffleSplit(1, train_size=train_fraction, random_state=int(s)).split(y)
-            )
-            train = np.sort(train)
-            if len(train) < inner_folds:
-                raise ValueError(
-                    f"the training part has {len(train)} points, fewer than "
-                    f"inner_folds={inner_folds}"
-                )
-            folds = np.empty(len(train), dtype=int)
-            kf = KFold(inner_folds, shuffle=True, random_state=int(s))
-            for k, (_, va) in enumerate(kf.split(train)):
-                folds[va] = k
-            out.append(Split(train, np.sort(test), folds))
-            continue
-        if balanced:  # the same number of each class in train, and in test
-            rng = np.random.default_rng(int(s))
-            classes = np.unique(y)
-            k = min(int((y == c).sum()) for c in classes)
-            k_train = min(max(round(train_fraction * k), 1), k - 1)
-            picks = [rng.permutation(np.flatnonzero(y == c))[:k] for c in classes]
-            train = np.sort(np.concatenate([p[:k_train] for p in picks]))
-            test = np.sort(np.concatenate([p[k_train:] for p in picks]))
-        else:
-            sss = StratifiedShuffleSplit(1, train_size=train_fraction, random_state=int(s))
-            train, test = next(sss.split(np.zeros(len(y)), y))
-            train, test = np.sort(train), np.sort(test)
-        present = np.bincount(y[train])
-        smallest = present[present > 0].min()
-        if smallest < inner_folds:
+    for r, s in enumerate(seeds):
+        offset = r * draw if fresh_draws else 0
+        sp = _split(
+            y[offset : offset + draw], train_fraction, inner_folds, int(s), balanced, stratified
+        )
+        out.append(Split(sp.train + offset, sp.test + offset, sp.folds))
+    return out
+
+
+def _split(
+    y: np.ndarray,
+    train_fraction: float,
+    inner_folds: int,
+    seed: int,
+    balanced: bool,
+    stratified: bool,
+) -> Split:
+    """One seeded train/test split of the points ``y`` with its inner folds."""
+    from sklearn.model_selection import (
+        KFold,
+        ShuffleSplit,
+        StratifiedKFold,
+        StratifiedShuffleSplit,
+    )
+
+    if not stratified:  # real targets: shuffled, no classes to keep in proportion
+        train, test = next(ShuffleSplit(1, train_size=train_fraction, random_state=seed).split(y))
+        train = np.sort(train)
+        if len(train) < inner_folds:
             raise ValueError(
-                f"the training part's smallest class has {smallest} points, "
-                f"fewer than inner_folds={inner_folds}"
+                f"the training part has {len(train)} points, fewer than inner_folds={inner_folds}"
             )
         folds = np.empty(len(train), dtype=int)
-        skf = StratifiedKFold(inner_folds, shuffle=True, random_state=int(s))
-        for k, (_, va) in enumerate(skf.split(np.zeros(len(train)), y[train])):
+        kf = KFold(inner_folds, shuffle=True, random_state=seed)
+        for k, (_, va) in enumerate(kf.split(train)):
             folds[va] = k
-        out.append(Split(train, test, folds))
-    return out
+        return Split(train, np.sort(test), folds)
+    if balanced:  # the same number of each class in train, and in test
+        rng = np.random.default_rng(seed)
+        classes = np.unique(y)
+        k = min(int((y == c).sum()) for c in classes)
+        k_train = min(max(round(train_fraction * k), 1), k - 1)
+        picks = [rng.permutation(np.flatnonzero(y == c))[:k] for c in classes]
+        train = np.sort(np.concatenate([p[:k_train] for p in picks]))
+        test = np.sort(np.concatenate([p[k_train:] for p in picks]))
+    else:
+        sss = StratifiedShuffleSplit(1, train_size=train_fraction, random_state=seed)
+        train, test = next(sss.split(np.zeros(len(y)), y))
+        train, test = np.sort(train), np.sort(test)
+    present = np.bincount(y[train])
+    smallest = present[present > 0].min()
+    if smallest < inner_folds:
+        raise ValueError(
+            f"the training part's smallest class has {smallest} points, "
+            f"fewer than inner_folds={inner_folds}"
+        )
+    folds = np.empty(len(train), dtype=int)
+    skf = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
+    for k, (_, va) in enumerate(skf.split(np.zeros(len(train)), y[train])):
+        folds[va] = k
+    return Split(train, test, folds)
 
 
 def save_splits(path: str | os.PathLike, splits: Sequence[Split], attrs: Mapping) -> None:

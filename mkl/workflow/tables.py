@@ -111,7 +111,10 @@ NOT_AVAILABLE = "not available"
 FAILED = "failed"  # every split's fit raised an error (see the caption and per_split.csv)
 NOT_CONVERGED = "†"  # some splits' fits did not converge (the caption says how many)
 # our metric name -> the name in paper_results.csv
-PAPER_METRIC_NAMES = {"f1": "f_score"}
+PAPER_METRIC_NAMES = {"f1": "f_score", "n_selected": "kernels"}
+# metrics that are counts (kernels selected), compared as they are: a paper
+# section's ``scale`` turns our rates (accuracy, F1, ...) into the paper's units
+COUNT_METRICS = frozenset({"n_selected"})
 # what a paper reports of a metric's mean (the std is unchanged by both)
 TRANSFORMS = {"none": lambda m: m, "one_minus": lambda m: 1.0 - m}
 
@@ -190,15 +193,18 @@ def paper_comparison(
             datasets: {gmkl_toy1: toy1},              # our name -> paper's name
             methods: {uniform: uniform}}              # our algorithm -> paper's method
     """
-    scale = float(paper.get("scale", 100.0))
+    rate_scale = float(paper.get("scale", 100.0))
     # a paper may report a transform of our metric: one_minus -> 1 - mean (Kloft's 1 - MCC)
-    transform = TRANSFORMS[paper.get("transform", "none")]
+    rate_transform = TRANSFORMS[paper.get("transform", "none")]
     ref = paper_results[paper_results["paper"] == paper["name"]]
     rows = []
     for (metric, name), (table, datasets) in itertools.product(
         paper_metrics(paper), paper["tables"].items()
     ):
         theirs_all = ref[ref["metric"] == name] if "metric" in ref else ref
+        count = metric in COUNT_METRICS
+        scale = 1.0 if count else rate_scale
+        transform = TRANSFORMS["none"] if count else rate_transform
         for ds in datasets:
             pds = paper.get("datasets", {}).get(ds, ds)
             for alg, pmethod in paper["methods"].items():

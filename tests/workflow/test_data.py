@@ -41,6 +41,8 @@ EXPECTED = {
     "dna": ((3186, 180), [767, 765, 1654]),
     "gmkl_toy1": ((300, 20), None),
     "gmkl_toy2": ((300, 20), None),
+    "gmkl_toy1_draws": ((6000, 20), None),
+    "gmkl_toy2_draws": ((6000, 20), None),
     "smkl_toy": ((500, 40), None),
     **{f"smkl_toy_d{d}": ((500, d), None) for d in range(34, 40)},
     "mnist_oddeven": ((10000, 784), [4926, 5074]),
@@ -387,6 +389,27 @@ def test_splits_of_real_targets_are_shuffled_not_stratified():
         make_splits(y, 1, 0.5, 2, 0, balanced=True, stratified=False)
     with pytest.raises(ValueError, match="fewer than inner_folds=5"):
         make_splits(y[:6], 1, 0.5, 5, 0, stratified=False)
+
+
+def test_fresh_draws_split_each_draw_alone():
+    # 4 draws of 30 points: split r holds points of draw r only, stratified in it
+    y = np.tile(np.array([0] * 18 + [1] * 12), 4)
+    splits = make_splits(y, 4, 0.5, 3, seed=5, fresh_draws=True)
+    for r, s in enumerate(splits):
+        both = np.concatenate([s.train, s.test])
+        assert np.array_equal(np.sort(both), np.arange(30 * r, 30 * (r + 1)))
+        assert np.bincount(y[s.train]).tolist() == [9, 6]
+        assert sorted(np.unique(s.folds)) == [0, 1, 2]
+    # the same seeds as without draws: draw r is cut as a lone sample would be
+    alone = make_splits(y[:30], 4, 0.5, 3, seed=5)
+    for r, s in enumerate(splits):
+        assert np.array_equal(s.train - 30 * r, alone[r].train)
+        assert np.array_equal(s.folds, alone[r].folds)
+    # and for a regression's real targets
+    real = make_splits(np.linspace(0, 1, 40), 2, 0.5, 2, 0, stratified=False, fresh_draws=True)
+    assert real[1].train.min() >= 20 and real[0].test.max() < 20
+    with pytest.raises(ValueError, match="fresh_draws needs .* not a multiple of 7"):
+        make_splits(y, 7, 0.5, 3, 0, fresh_draws=True)
 
 
 def test_split_errors_are_named():

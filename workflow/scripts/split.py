@@ -18,6 +18,7 @@ def main(snakemake, log):
         p["seed"],
         balanced=p.get("balanced_classes", False),
         stratified=not ds.real_target,
+        fresh_draws=p.get("fresh_draws", False),
     )
     save_splits(snakemake.output[0], splits, {"seed": p["seed"], "dataset": ds.attrs["dataset"]})
     log.info(
