@@ -337,3 +337,13 @@ def block_norm_mkl(K, y, C, C1, C2):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9, max_iter=500)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, f.value
+
+
+def nonsparse_mkl(K, y, C):
+    """Kundu et al. 2010, eq. (10): max_{alpha in A} 1'alpha - 1/2 (sum_i ||L_i'Y alpha||)^2
+    (the inner max over gamma in the simplex in closed form), as an SOCP."""
+    Ls = [psd_factor(Km) for Km in K]
+    a, S, cons, beta = _dual(y, C)
+    norms = [cp.norm(L.T @ beta, 2) for L in Ls]
+    prob = _solve(S - 0.5 * cp.square(sum(norms)), cons)
+    return prob.value

@@ -16,12 +16,16 @@ from mkl.algorithms.indefinite import (
     ESKL,
     entropic_kernel,
     loss_and_subgradient,
+    nonsparse_mkl,
     project_svm_set,
 )
 from mkl.banks.kernel_bank import KernelBank
 from mkl.kernels import similarity, spectra
 from mkl.kernels.specs import KernelSpec
 
+from .reference import (
+    nonsparse_mkl as nonsparse_mkl_reference,
+)
 from .reference import similarity_kernel, similarity_kernel_l3, svm_dual_value, svm_value_sdp
 
 
@@ -283,6 +287,65 @@ def test_rekl_weights_stay_on_their_simplices(monkeypatch):
     assert np.all(est.weights_ >= 0) and est.weights_.sum() == pytest.approx(1)
     objective = [h["objective"] for h in est.history_]
     assert min(objective) == est.objective_
+
+
+def denoised(S):
+    """PSD kernels from similarities: negative eigenvalues set to zero."""
+    out = []
+    for S_i in S:
+        w, V = np.linalg.eigh(S_i)
+        out.append((V * np.clip(w, 0, None)) @ V.T)
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0), (2, 0.1)])
+def test_nonsparse_mkl_reaches_eq_10_and_certifies_its_gap(seed, C):
+    """Omega of eq. (10) against CVXPY's SOCP to 1e-5; its lower bound, the
+    combination and the rescaled coefficients make the SVM it reports."""
+    y, S = indefinite_problem(seed, n=22, m=3)
+    kernels = denoised(S)
+    kernels[1] *= 3.0  # kernels of different scales: the weights must differ
+    expected = nonsparse_mkl_reference(kernels, y, C)
+    # (the upper bound's precision is the SVM's own: libsvm's bias, about 1e-6 relative)
+    weights, sol, K_w, info = nonsparse_mkl(kernels, y, C, svm_tol=1e-10, tol=1e-5)
+    assert info["converged"]
+    assert sol.objective == pytest.approx(expected, rel=1e-5)
+    assert sol.objective <= expected + 1e-7 * abs(expected)  # a lower bound
+    assert weights.sum() == pytest.approx(1.0) and np.all(weights > 0)  # non-sparse
+    gamma = info["gamma"]
+    assert gamma.sum() == pytest.approx(1.0)
+    # the coefficients are those of the SVM on sum_i K_i / gamma_i, written on sum_i w_i K_i
+    v = sol.dual_coef / (1.0 / gamma).sum()
+    K_gamma = np.tensordot(1.0 / gamma, kernels, axes=1)
+    np.testing.assert_allclose(K_w @ sol.dual_coef, K_gamma @ v)
+    # every block gets the same norm at the optimum: q_i / gamma_i^2 equal
+    norms = np.einsum("i,mij,j->m", v, kernels, v) / gamma**2
+    np.testing.assert_allclose(norms, norms.mean(), rtol=1e-3)
+
+
+def test_nonsparse_mkl_subgradient_of_eq_12_supports_omega(rng):
+    """Omega is convex in (K_1..K_m) (a max of affine functions), and
+    -1/(2 gamma_i) v v' (eq. 12) is a subgradient: Omega(K + E) >= Omega(K) + <G, E>."""
+    y, S = indefinite_problem(8, n=18, m=2)
+    kernels = denoised(S)
+    solve = lambda K: nonsparse_mkl(K, y, 1.0, svm_tol=1e-10, tol=1e-7)  # noqa: E731
+    _, sol, _, info = solve(kernels)
+    gamma = info["gamma"]
+    v = sol.dual_coef / (1.0 / gamma).sum()
+    for _ in range(3):
+        A = rng.normal(size=(2, 18, 18))
+        E = 0.05 * np.einsum("mij,mkj->mik", A, A) / 18  # PSD perturbations
+        E[1] = -0.1 * kernels[1]  # and a shrinking one (K_2 + E_2 stays PSD)
+        linear = -sum(0.5 / gamma[i] * v @ E[i] @ v for i in range(2))
+        assert solve(kernels + E)[1].objective >= sol.objective + linear - 1e-6
+
+
+def test_nonsparse_mkl_stops_at_its_cap_unconverged():
+    y, S = indefinite_problem(4, n=20, m=3)
+    kernels = denoised(S)
+    kernels[0] *= 5.0
+    _, _, _, info = nonsparse_mkl(kernels, y, 1.0, svm_tol=1e-8, tol=1e-12, max_iter=2)
+    assert info["svm_solves"] == 2 and not info["converged"]
 
 
 def test_emkl_beats_its_start_and_reports_mkl_weights():

@@ -183,7 +183,7 @@ def record_mkl_kernels(monkeypatch):
 
     def mkl_solve(kernels, *args, **kwargs):
         out = real(kernels, *args, **kwargs)
-        seen.append((np.array(kernels, dtype=np.float64), np.array(out[0])))
+        seen.append((np.array(kernels, dtype=np.float64), np.array(out[0]), out[3]["gamma"]))
         return out
 
     monkeypatch.setattr(indefinite, "_mkl", mkl_solve)
@@ -210,11 +210,15 @@ def spoil_last_mirror_step(monkeypatch, cls, max_iter):
     monkeypatch.setattr(cls, "_move", move)
 
 
-def check_raw_similarity_predictions(est, S_te, K_learned, y_pm, C):
+def check_raw_similarity_predictions(est, S_te, K_learned, y_pm, C, coef_scale=1.0):
     """The SVM on ``K_learned`` is the fitted one, and the decision values are
-    sum_m weights_m s_m(x)'(alpha y) + b on the raw test rows."""
+    sum_m weights_m s_m(x)'(alpha y) + b on the raw test rows. ``coef_scale``:
+    K_learned is coef_scale sum_m weights_m K_m (EMKL/REKL's sum_m K_m / gamma_m
+    with weights normalised to sum 1), so the coefficients on the weights'
+    combination are coef_scale times the SVM's."""
     svc = reference_svm(K_learned, y_pm, C)
     coef, b = svm_coef(svc, len(y_pm))
+    coef = coef * coef_scale
     np.testing.assert_allclose(est.dual_coef_, coef, atol=ATOL * max(1.0, C))
     assert est.intercept_ == pytest.approx(b, abs=ATOL)
     rows = np.tensordot(est.weights_, S_te, axes=1)
@@ -270,16 +274,17 @@ def test_eskl_predicts_with_the_svm_on_its_best_kernel_and_the_raw_rows(monkeypa
 @pytest.mark.parametrize("name", ["emkl", "rekl"])
 def test_emkl_and_rekl_predict_with_the_svm_on_the_mkl_combination(monkeypatch, name):
     S_tr, S_te, y, _ = similarity_data(5, m=3)
-    seen = record_mkl_kernels(monkeypatch)
+    seen = record_mkl_kernels(monkeypatch)  # (kernels, weights, gamma) of every inner MKL
     max_iter, C = 12, 1.0
     est = mkl.make_estimator(name, C=C, max_iter=max_iter, tol=1e-12, svm_tol=SVM_TOL, mkl_tol=1e-6)
     spoil_last_mirror_step(monkeypatch, type(est), max_iter)
     quiet_fit(est, S_tr, y)
     assert len(seen) == len(est.history_) == max_iter
     assert best_row(est) < max_iter - 1
-    kernels, beta = seen[best_row(est)]
+    kernels, beta, gamma = seen[best_row(est)]
     np.testing.assert_allclose(est.fits_[0].weights, beta)
-    assert beta.sum() == pytest.approx(1.0) and np.all(beta >= 0)
+    assert beta.sum() == pytest.approx(1.0) and np.all(beta > 0)  # eq. (10): non-sparse
+    np.testing.assert_allclose(beta, (1.0 / gamma) / (1.0 / gamma).sum())
     tau = np.trace(S_tr.mean(0))
     for S_i, K_i in zip(S_tr, kernels, strict=True):
         assert np.trace(K_i) == pytest.approx(tau)
@@ -288,5 +293,7 @@ def test_emkl_and_rekl_predict_with_the_svm_on_the_mkl_combination(monkeypatch, 
             _, V = np.linalg.eigh(S_i)
             D = V.T @ K_i @ V
             np.testing.assert_allclose(D, np.diag(np.diag(D)), atol=1e-9 * tau)
-    K_beta = np.tensordot(beta, kernels, axes=1)
-    check_raw_similarity_predictions(est, S_te, K_beta, y, C)
+    # the SVM is the one on sum_i K_i / gamma_i (eq. 10)
+    scale = float((1.0 / gamma).sum())
+    K_gamma = np.tensordot(1.0 / gamma, kernels, axes=1)
+    check_raw_similarity_predictions(est, S_te, K_gamma, y, C, coef_scale=scale)

@@ -34,10 +34,11 @@ docs/protocols.md, "Reading the papers' equations"):
   the log domain (H_{t+1} = H_t - eta_t f'_t, one ``eigh`` per kernel per
   step). The printed algorithms update the eigenvalues of K in the
   eigenbasis of the subgradient, which equals this only when the two commute.
-* MKL in EMKL/REKL is L1-MKL (Lanckriet et al. 2004): Omega(K_1..K_m) =
-  min_{beta in simplex} omega(sum_i beta_i K_i), solved by the level method; by
-  Danskin's theorem a subgradient in K_i is -1/2 beta_i* v v' (the role of
-  1/gamma_i in eq. 12, whose MKL formula lost its layout in the text).
+* MKL in EMKL/REKL is the non-sparse MKL of eq. (10) (Nath et al. 2009, the
+  paper's [10]): Omega(K_1..K_m) = max_{gamma in simplex} max_{alpha in A}
+  1'alpha - 1/2 alpha'Y (sum_i K_i / gamma_i) Y alpha, solved by
+  :func:`nonsparse_mkl`; by Danskin's theorem a subgradient in K_i is
+  -1/(2 gamma_i*) v v' (eq. 12), v = Y alpha*.
 * Step sizes are those of Proposition 3.1 / Theorem 3.2 / Proposition 3.2,
   eta_t = sqrt(2 log n / (m t)) / Lip, with Lip the largest subgradient norm
   seen so far (the propositions need a bound on the norms along the iterates).
@@ -74,7 +75,6 @@ from ..kernels.spectra import (
 from ..solvers.libsvm import primal_objective, solve_svm_dual
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog, single_solve
-from .l1 import LevelMKL
 
 LOSSES = ("l1", "l2", "l3")
 
@@ -495,33 +495,90 @@ class ESKL(_EntropicMirrorDescent):
         return {"H": H, "K": entropic_kernel(H, tau)}
 
 
+# the smallest gamma_i relative to the largest: a kernel on which the SVM's
+# multipliers put no weight (q_i = 0) keeps a finite, very large coefficient
+GAMMA_FLOOR = 1e-10
+
+
+def nonsparse_mkl(
+    kernels: np.ndarray, y: np.ndarray, C: float, svm_tol: float, tol: float, max_iter: int = 200
+):
+    """The non-sparse MKL of Kundu et al. 2010, eq. (10) (Nath et al. 2009):
+
+        Omega = max_{gamma >= 0, sum gamma <= 1} max_{alpha in A}
+                    1'alpha - 1/2 alpha'Y (sum_i K_i / gamma_i) Y alpha
+              = max_{alpha in A} 1'alpha - 1/2 (sum_i sqrt(q_i))^2,   q_i = v'K_i v, v = Y alpha,
+
+    the dual of min 1/2 max_i ||w_i||^2 + C sum_j xi_j: every kernel's block
+    gets the same norm, so no kernel drops out. The objective is jointly
+    concave in (alpha, gamma) (q_i / gamma_i is a perspective), so block
+    ascent converges: the SVM on K_gamma = sum_i K_i / gamma_i, then the
+    closed form gamma_i = sqrt(q_i) / sum_k sqrt(q_k).
+
+    Certified: D(alpha) = 1'alpha - 1/2 (sum_i sqrt(q_i))^2 is a lower bound
+    at every SVM solution; the primal point w_i = (1/gamma_i) sum_j v_j phi_i(x_j)
+    with the SVM's bias gives the upper bound P = 1/2 max_i q_i / gamma_i^2 +
+    C sum_j max(0, 1 - y_j f_j), f = K_gamma v + b. Stops when (P - D) / |P|
+    <= tol (or after ``max_iter`` SVM solves).
+
+    Returns (weights, sol, K_weights, info): the combination's weights
+    (1/gamma_i normalised to sum 1), the SVM at the best point with
+    ``dual_coef`` scaled so that sum_i weights_i K_i dual_coef + bias is the
+    decision function, its ``objective`` (Omega, the best lower bound), the
+    combination sum_i weights_i K_i, and ``converged``, ``svm_solves``, ``gamma``."""
+    m = kernels.shape[0]
+    gamma = np.full(m, 1.0 / m)
+    lower, upper, best, solves, converged = -np.inf, np.inf, None, 0, False
+    for _ in range(max_iter):
+        coef = 1.0 / gamma
+        K_gamma = np.tensordot(coef, kernels, axes=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            sol = solve_svm_dual(K_gamma, y, C, svm_tol)
+        solves += 1
+        v = sol.dual_coef
+        q = np.maximum(np.einsum("i,mij,j->m", v, kernels, v), 0.0)
+        root = np.sqrt(q)
+        dual = float(np.sum(sol.alpha)) - 0.5 * float(root.sum()) ** 2
+        f = K_gamma @ v + sol.bias
+        primal = 0.5 * float(np.max(q * coef**2)) + float(np.sum(C * np.maximum(0.0, 1.0 - y * f)))
+        if dual > lower:
+            lower, best = dual, (coef, sol, gamma)
+        upper = min(upper, primal)
+        if upper - lower <= tol * max(abs(upper), 1e-300):
+            converged = True
+            break
+        if not root.sum() > 0:  # v = 0: every gamma gives the same SVM
+            converged = True
+            break
+        gamma = np.maximum(root / root.sum(), GAMMA_FLOOR * root.max() / root.sum())
+        gamma /= gamma.sum()
+    coef, sol, gamma = best
+    scale = float(coef.sum())
+    weights = coef / scale
+    sol = SimpleNamespace(dual_coef=sol.dual_coef * scale, bias=sol.bias, objective=lower)
+    info = {"converged": converged, "svm_solves": solves, "gamma": gamma}
+    return weights, sol, np.tensordot(weights, kernels, axes=1), info
+
+
 def _mkl(kernels: np.ndarray, y: np.ndarray, C: float, svm_tol: float, mkl_tol: float):
-    """L1-MKL on the current kernels by the level method (its binary solver, on
-    kernels built here, so without re-validating them): beta, the SVM at beta
-    (``dual_coef``, ``bias``, ``objective`` = Omega), the combined kernel, and
-    the solve's info (``converged``, ``svm_solves``). Its own warnings are
-    silenced: the caller counts the solves that did not converge."""
-    est = LevelMKL(C=C, tol=mkl_tol, svm_tol=svm_tol)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = est._fit_binary(kernels, y, kernels.mean(0))
-    sol = SimpleNamespace(dual_coef=fit.dual_coef, bias=fit.intercept, objective=fit.objective)
-    info = {"converged": fit.converged, "svm_solves": fit.history[-1]["svm_solves"]}
-    return fit.weights, sol, np.tensordot(fit.weights, kernels, axes=1), info
+    """Omega and its maximisers for EMKL/REKL: :func:`nonsparse_mkl` (eq. 10)."""
+    return nonsparse_mkl(kernels, y, C, svm_tol, mkl_tol)
 
 
 class EMKL(_EntropicMirrorDescent):
     """Entropic multiple kernel learning (Kundu et al. 2010, Algorithm 2): one
-    kernel K_i per similarity matrix, combined by L1-MKL,
+    kernel K_i per similarity matrix, combined by the non-sparse MKL of eq. (10),
 
         min_{K_i psd, tr K_i = tau} Omega(K_1..K_m) + rho sum_i L(K_i - S_i)   (6)
 
-    subgradient in K_i: -1/2 beta_i* v v' + rho L'(K_i - S_i), one MKL solve and
-    m eigendecompositions per step. ``weights_`` are the MKL weights beta;
-    ``mkl_tol`` is the level method's relative gap.
+    subgradient in K_i: -1/(2 gamma_i*) v v' + rho L'(K_i - S_i) (eq. 12), one
+    MKL solve (:func:`nonsparse_mkl`) and m eigendecompositions per step.
+    ``weights_`` are the combination's weights, 1/gamma_i normalised to sum 1;
+    ``mkl_tol`` is the inner MKL's relative duality gap.
     """
 
-    _inner_solve = "inner L1-MKL"
+    _inner_solve = "inner non-sparse MKL"
 
     def __init__(
         self,
@@ -550,12 +607,12 @@ class EMKL(_EntropicMirrorDescent):
 
     def _evaluate(self, K, y, state, tau):
         beta, sol, K_beta, info = _mkl(state["K"], y, self.C, self.svm_tol, self.mkl_tol)
-        v = sol.dual_coef
+        v = sol.dual_coef / (1.0 / info["gamma"]).sum()  # Y alpha* (eq. 12)
         grads, penalty = [], 0.0
         for i, S_i in enumerate(K):
             value, sub = loss_and_subgradient(state["K"][i] - S_i, self.loss)
             penalty += value
-            grads.append(-0.5 * beta[i] * np.outer(v, v) + self.rho * sub)
+            grads.append(-0.5 / info["gamma"][i] * np.outer(v, v) + self.rho * sub)
         info.update(weights=beta, sol=sol, kernel=K_beta)
         return sol.objective + self.rho * penalty, grads, info
 
@@ -571,12 +628,13 @@ class REKL(_EntropicMirrorDescent):
 
         min Omega(K_1..K_m) + rho sum_i ||mu_i - lambda_i||^2                 (7)
 
-    subgradient -1/2 beta_i (v_ij'Y alpha)^2 + 2 rho (mu_ij - lambda_ij), and the
-    entropic (exponentiated-gradient) step on each simplex: no eigendecomposition
-    per step. ``weights_`` are the MKL weights beta.
+    Omega as in :class:`EMKL` (eq. 10), subgradient -1/(2 gamma_i*) (v_ij'Y alpha)^2
+    + 2 rho (mu_ij - lambda_ij), and the entropic (exponentiated-gradient) step
+    on each simplex: no eigendecomposition per step. ``weights_`` are the
+    combination's weights, 1/gamma_i normalised to sum 1.
     """
 
-    _inner_solve = "inner L1-MKL"
+    _inner_solve = "inner non-sparse MKL"
 
     def __init__(
         self,
@@ -610,9 +668,10 @@ class REKL(_EntropicMirrorDescent):
         sp, mu = state["spectra"], state["mu"]
         kernels = np.stack([from_spectrum(sp.vectors[i], mu[i]) for i in range(len(mu))])
         beta, sol, K_beta, info = _mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
-        z = np.einsum("mji,j->mi", sp.vectors, sol.dual_coef)  # v_ij' Y alpha
+        v = sol.dual_coef / (1.0 / info["gamma"]).sum()  # Y alpha*
+        z = np.einsum("mji,j->mi", sp.vectors, v)  # v_ij' Y alpha
         diff = mu - sp.values
-        grads = list(-0.5 * beta[:, None] * z**2 + 2.0 * self.rho * diff)
+        grads = list(-0.5 / info["gamma"][:, None] * z**2 + 2.0 * self.rho * diff)
         info.update(weights=beta, sol=sol, kernel=K_beta)
         return sol.objective + self.rho * float(np.sum(diff**2)), grads, info
 

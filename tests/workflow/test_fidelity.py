@@ -130,6 +130,38 @@ def test_summary_counts_within_two_sd_and_ranks_the_tables_without_sd():
     assert np.isnan(rank_agreement(cells[cells["paper"] == "p"].iloc[:0]))
 
 
+def test_ranks_are_per_metric_and_counts_stay_out_of_the_mean_difference():
+    def cell(metric, method, ours, paper, std=np.nan):
+        return {
+            "paper": "k",
+            "table": "t",
+            "dataset": "d",
+            "method": method,
+            "metric": metric,
+            "paper_mean": paper,
+            "paper_std": std,
+            "ours_mean": ours,
+            "difference": ours - paper,
+            "within_2sd": abs(ours - paper) <= 2 * std if np.isfinite(std) else None,
+            "status": "ok",
+        }
+
+    # accuracy in the paper's order, F-score reversed: ranked apart, +1 and -1;
+    # ranked together (six values of two metrics) they would give another number
+    rows = [cell("accuracy", m, o, p) for m, o, p in [("x", 50, 51), ("y", 60, 62), ("z", 70, 69)]]
+    rows += [cell("f_score", m, o, p) for m, o, p in [("x", 30, 40), ("y", 20, 50), ("z", 10, 60)]]
+    cells = pd.DataFrame(rows)
+    assert rank_agreement(cells) == pytest.approx(0.0)
+    assert rank_agreement(cells[cells["metric"] == "accuracy"]) == pytest.approx(1.0)
+    # kernels selected: counted within two sd, left out of the mean |difference|
+    counts = pd.DataFrame(
+        [cell("accuracy", "g", 80.0, 81.0, 2.0), cell("kernels", "g", 30.0, 36.8, 5.0)]
+    )
+    summary = fidelity_summary(counts).set_index("paper")
+    assert summary.loc["k", ["with_sd", "within_2sd"]].tolist() == [2, 2]
+    assert summary.loc["k", "mean_abs_difference"] == pytest.approx(1.0)
+
+
 def test_the_stage_writes_its_files(tmp_path):
     quick = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
     quick.to_csv(tmp_path / "quick.csv", index=False)

@@ -235,6 +235,46 @@ def test_paper_metric_transform_one_minus():
     assert not cmp.loc[0, "beyond_2sd"]  # no paper std: nothing can be judged
 
 
+def test_kernels_selected_are_compared_as_counts_beside_the_accuracy():
+    """Yang et al.'s tables give accuracy (%) and the number of kernels selected:
+    the section's scale turns our accuracy into %, the count is compared as is."""
+    summary = pd.DataFrame(
+        {
+            "dataset": ["toy"],
+            "algorithm": ["gmkl"],
+            "accuracy_mean": [0.7],
+            "accuracy_std": [0.03],
+            "n_selected_mean": [30.0],
+            "n_selected_std": [4.0],
+            "n_splits": [20],
+        }
+    )
+    row = {"paper": "y", "table": "t4", "dataset": "toy1", "method": "gmkl", "note": ""}
+    ref = pd.DataFrame(
+        [
+            {**row, "metric": "accuracy", "mean": 70.4, "std": 3.3},
+            {**row, "metric": "kernels", "mean": 36.8, "std": 5.0},
+        ]
+    )
+    paper = {
+        "name": "y",
+        "metric": ["accuracy", "n_selected"],
+        "scale": 100,
+        "transform": "none",
+        "tables": {"t4": ["toy"]},
+        "datasets": {"toy": "toy1"},
+        "methods": {"gmkl": "gmkl"},
+    }
+    cmp = paper_comparison(summary, ref, paper).set_index("metric")
+    assert cmp.loc["accuracy", "ours"] == "70.0 ± 3.0"
+    assert cmp.loc["kernels", "ours"] == "30.0 ± 4.0"
+    assert cmp.loc["kernels", "difference"] == pytest.approx(-6.8)
+    assert not cmp.loc["kernels", "beyond_2sd"]
+    # and a transform of the rates never touches the count
+    flipped = paper_comparison(summary, ref, {**paper, "transform": "one_minus"})
+    assert flipped.set_index("metric").loc["kernels", "ours_mean"] == 30.0
+
+
 def test_curves_are_means_and_stds_over_splits(tmp_path):
 
     fits = pd.DataFrame(
