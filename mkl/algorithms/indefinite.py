@@ -525,7 +525,8 @@ def nonsparse_mkl(
     (1/gamma_i normalised to sum 1), the SVM at the best point with
     ``dual_coef`` scaled so that sum_i weights_i K_i dual_coef + bias is the
     decision function, its ``objective`` (Omega, the best lower bound), the
-    combination sum_i weights_i K_i, and ``converged``, ``svm_solves``, ``gamma``."""
+    combination sum_i weights_i K_i, and ``converged``, ``svm_solves``,
+    ``gamma`` and ``v`` = Y alpha* (the SVM's coefficients on K_gamma)."""
     m = kernels.shape[0]
     gamma = np.full(m, 1.0 / m)
     lower, upper, best, solves, converged = -np.inf, np.inf, None, 0, False
@@ -556,8 +557,8 @@ def nonsparse_mkl(
     coef, sol, gamma = best
     scale = float(coef.sum())
     weights = coef / scale
+    info = {"converged": converged, "svm_solves": solves, "gamma": gamma, "v": sol.dual_coef}
     sol = SimpleNamespace(dual_coef=sol.dual_coef * scale, bias=sol.bias, objective=lower)
-    info = {"converged": converged, "svm_solves": solves, "gamma": gamma}
     return weights, sol, np.tensordot(weights, kernels, axes=1), info
 
 
@@ -607,7 +608,7 @@ class EMKL(_EntropicMirrorDescent):
 
     def _evaluate(self, K, y, state, tau):
         beta, sol, K_beta, info = _mkl(state["K"], y, self.C, self.svm_tol, self.mkl_tol)
-        v = sol.dual_coef / (1.0 / info["gamma"]).sum()  # Y alpha* (eq. 12)
+        v = info["v"]  # Y alpha* (eq. 12)
         grads, penalty = [], 0.0
         for i, S_i in enumerate(K):
             value, sub = loss_and_subgradient(state["K"][i] - S_i, self.loss)
@@ -668,8 +669,7 @@ class REKL(_EntropicMirrorDescent):
         sp, mu = state["spectra"], state["mu"]
         kernels = np.stack([from_spectrum(sp.vectors[i], mu[i]) for i in range(len(mu))])
         beta, sol, K_beta, info = _mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
-        v = sol.dual_coef / (1.0 / info["gamma"]).sum()  # Y alpha*
-        z = np.einsum("mji,j->mi", sp.vectors, v)  # v_ij' Y alpha
+        z = np.einsum("mji,j->mi", sp.vectors, info["v"])  # v_ij' Y alpha*
         diff = mu - sp.values
         grads = list(-0.5 / info["gamma"][:, None] * z**2 + 2.0 * self.rho * diff)
         info.update(weights=beta, sol=sol, kernel=K_beta)
