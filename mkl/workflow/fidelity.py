@@ -402,8 +402,10 @@ def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str])
     """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
     fidelity table where those papers' experiments were run), the other papers'
     rows kept: a record gathered from runs made at different times, each row
-    naming its experiment. Refuses a paper the record does not hold, or one
-    with no cell run in ``run``."""
+    naming its experiment. Refuses a paper the record does not hold, one
+    with no cell run in ``run``, or one whose cells in ``run`` lack some of
+    the record's; cells ``run`` adds (cells of the paper newly entered in
+    paper_results.csv) follow the paper's other cells, in ``run``'s order."""
     known = set(record["paper"])
     unknown = [p for p in papers if p not in known]
     if unknown:
@@ -414,14 +416,23 @@ def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str])
         if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
             raise ValueError(f"no cell of {paper} was run in this fidelity table")
     replaced = record["paper"].isin(papers)
-    if sorted(map(tuple, taken[KEY].values)) != sorted(
-        map(tuple, record.loc[replaced, KEY].values)
-    ):
-        raise ValueError(f"the fidelity table's cells of {list(papers)} differ from the record's")
+    lost = set(map(tuple, record.loc[replaced, KEY].values)) - set(map(tuple, taken[KEY].values))
+    if lost:
+        raise ValueError(
+            f"the fidelity table lacks {len(lost)} cells of {list(papers)} that the record "
+            f"holds, e.g. {sorted(lost)[0]}"
+        )
     merged = pd.concat([record[~replaced], taken], ignore_index=True)
-    order = {tuple(k): i for i, k in enumerate(record[KEY].values)}
-    position = [order[tuple(k)] for k in merged[KEY].values]
-    return merged.iloc[np.argsort(position)].reset_index(drop=True)
+    # the record's order; a new cell after its paper's last cell in the record
+    order = {tuple(k): float(i) for i, k in enumerate(record[KEY].values)}
+    last = {
+        paper: max(order[tuple(k)] for k in record.loc[record["paper"] == paper, KEY].values)
+        for paper in papers
+    }
+    position = [
+        order[tuple(k)] if tuple(k) in order else last[k[0]] + 0.5 for k in merged[KEY].values
+    ]
+    return merged.iloc[np.argsort(position, kind="stable")].reset_index(drop=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

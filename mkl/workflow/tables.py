@@ -406,9 +406,12 @@ def aggregate(
             "paper_results.csv; beyond_2sd: |ours - paper| > 2 paper std)" + not_available
         )
         tables = paper_tables(comparison, exp["paper"])
+        measured = " and ".join(
+            f"kernels selected ({name})" if m in COUNT_METRICS else f"test {m} in %"
+            for m, name in paper_metrics(exp["paper"])
+        )
         wide_caption = (
-            f"# {exp['name']}: ours (paper), test "
-            f"{' and '.join(m for m, _ in paper_metrics(exp['paper']))} in %, "
+            f"# {exp['name']}: ours (paper), {measured}, "
             "mean ± std over splits; * where the two differ by more than two of the paper's "
             f"standard deviations.\n\n{exp.get('description', '')}{not_available}"
             f"{unconverged}"

@@ -10,6 +10,7 @@ import pytest
 
 from mkl.workflow.fidelity import (
     COLUMNS,
+    KEY,
     NOT_RUN,
     OK,
     README_BEGIN,
@@ -79,5 +80,13 @@ def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
         merge_record(record, run, ["nobody2020"])
     with pytest.raises(ValueError, match="no cell of yang2011_gmkl was run"):
         merge_record(record, run, ["yang2011_gmkl"])
-    with pytest.raises(ValueError, match="differ from the record"):
+    with pytest.raises(ValueError, match="lacks 1 cells of"):
         merge_record(record, run.drop(index=run.index[xu][0]), ["xu2010_smkl"])
+    # a cell newly entered in paper_results.csv joins after its paper's others
+    new = run[xu].iloc[[0]].assign(metric="kernels", ours_mean=7.0)
+    grown = merge_record(record, pd.concat([run, new], ignore_index=True), ["xu2010_smkl"])
+    assert len(grown) == len(record) + 1
+    position = grown.index[grown["metric"] == "kernels"][0]
+    assert grown.loc[position - 1, "paper"] == "xu2010_smkl"
+    assert grown.loc[position + 1 :, "paper"].ne("xu2010_smkl").all()
+    assert grown.drop(index=position).reset_index(drop=True)[KEY].equals(record[KEY])
