@@ -425,10 +425,7 @@ def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str])
     merged = pd.concat([record[~replaced], taken], ignore_index=True)
     # the record's order; a new cell after its paper's last cell in the record
     order = {tuple(k): float(i) for i, k in enumerate(record[KEY].values)}
-    last = {
-        paper: max(order[tuple(k)] for k in record.loc[record["paper"] == paper, KEY].values)
-        for paper in papers
-    }
+    last = {paper: np.flatnonzero(record["paper"].to_numpy() == paper).max() for paper in papers}
     position = [
         order[tuple(k)] if tuple(k) in order else last[k[0]] + 0.5 for k in merged[KEY].values
     ]
