@@ -168,7 +168,7 @@ def _bad_inputs(K, y):
             K,
             y,
             {"tol": -1},
-            r"The 'tol' parameter of \w+ must be a float in the range \(0\.0, inf\)",
+            r"The 'tol' parameter of \w+ must be a float in the range [(\[]0\.0, inf\)",
         ),
         ("strings", K.astype(str), y, {}, "must be real-valued"),
         ("2-D labels", K, y[:, None], {}, "y must be 1-D"),

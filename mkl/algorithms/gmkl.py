@@ -26,11 +26,19 @@ class GMKL(LevelMKL):
         max_iter=500,
         svm_tol=1e-3,
         tau=0.3,
+        weight_tol=None,
         verbose=0,
         task="classification",
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, tau=tau, verbose=verbose, task=task
+            C=C,
+            tol=tol,
+            max_iter=max_iter,
+            svm_tol=svm_tol,
+            tau=tau,
+            weight_tol=weight_tol,
+            verbose=verbose,
+            task=task,
         )
         self.v = v
 

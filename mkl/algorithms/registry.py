@@ -52,11 +52,11 @@ _ALGORITHMS = {
     "linear": _info("baselines", "SingleKernelSVM", "C kernel_index task tol"),
     "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol"),
     "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved"),
-    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau"),
+    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol"),
     "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved"),
     "lp_cutting_plane": _info("lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved"),
     "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved"),
-    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau v"),
+    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v"),
     "smkl": _info(
         "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION
     ),

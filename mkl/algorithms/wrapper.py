@@ -219,6 +219,10 @@ class WrapperMKL(BaseMKL):
 
     # the methods that take ``interleaved`` set it as a parameter
     interleaved = False
+    # the methods that take ``weight_tol`` set it as a parameter: the loop also
+    # stops once no weight moved by more than it since the previous iterate
+    # (SimpleMKL's and Yang et al. 2011's second stopping rule)
+    weight_tol = None
 
     def _domain(self):
         raise NotImplementedError
@@ -285,6 +289,11 @@ class WrapperMKL(BaseMKL):
                     # its J is at most the bound the gap was measured with
                     self._confirm(oracle, state, log)
                 log.stop("gap", converged=True)
+                break
+            if self.weight_tol is not None and log.rows[-1]["weights_change"] < self.weight_tol:
+                if not state["best"].exact:
+                    self._confirm(oracle, state, log)
+                log.stop("weights change below weight_tol", converged=True)
                 break
             if it == self.max_iter:
                 break
