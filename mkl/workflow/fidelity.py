@@ -44,6 +44,13 @@ NOT_MAPPED = "not compared"
 # counted for them as for every cell, but their differences are in kernels,
 # not percentage points, so the mean |ours - paper| leaves them out
 COUNTS = frozenset(PAPER_METRIC_NAMES.get(m, m) for m in COUNT_METRICS)
+# a paper's rank row (Lauriola et al.'s Table 1): each method's rank by
+# RANKED_METRIC on every dataset of the table, 1 the best, averaged over the
+# datasets; derived from the table's cells, never fitted (with_mean_ranks)
+RANK_METRIC = "mean_rank"
+RANKED_METRIC = "accuracy"
+# neither counts nor ranks are percentages: the mean |ours - paper| leaves them out
+NOT_RATES = COUNTS | {RANK_METRIC}
 
 COLUMNS = [
     "paper",
@@ -163,7 +170,52 @@ def fidelity_table(
                     status=OK,
                 )
         rows.append(row)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return with_mean_ranks(pd.DataFrame(rows, columns=COLUMNS))
+
+
+def with_mean_ranks(cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` with every rank-row cell (metric RANK_METRIC) filled from the
+    RANKED_METRIC cells of its paper's table: on each dataset the methods of the
+    rank row are ranked by their means as the paper prints them (two
+    decimals), 1 the highest, tied means sharing the best of their ranks, and
+    each method's ranks averaged over the table's datasets. That tie rule
+    turns Lauriola et al.'s own Table 1 into its printed rank row (2.85, 2.20,
+    1.80, 2.90; average ranks give 2.275 and 2.95 for EasyMKL and the linear
+    kernel: tests/workflow/test_fidelity.py). A rank row is compared only when
+    every cell it ranks is; it has no sd."""
+    cells = cells.copy()
+    is_rank = cells["metric"] == RANK_METRIC
+    for (paper, table), rank_rows in cells[is_rank].groupby(["paper", "table"], sort=False):
+        methods = list(rank_rows["method"])
+        ranked = cells[
+            (cells["paper"] == paper)
+            & (cells["table"] == table)
+            & (cells["metric"] == RANKED_METRIC)
+            & cells["method"].isin(methods)
+        ]
+        n_compared = int((ranked["status"] == OK).sum())
+        if ranked.empty or n_compared < len(ranked):
+            cells.loc[rank_rows.index, "status"] = (
+                f"{NOT_RUN}: the ranks need every {RANKED_METRIC} cell of {table} compared "
+                f"({n_compared} of {len(ranked)} are)"
+            )
+            continue
+        wide = ranked.pivot(index="dataset", columns="method", values="ours_mean").round(2)
+        ranks = wide.rank(axis=1, method="min", ascending=False).mean()
+        for i, row in rank_rows.iterrows():
+            mine = ranked[ranked["method"] == row["method"]]
+            cells.loc[i, ["ours_mean", "difference", "status"]] = [
+                float(ranks[row["method"]]),
+                float(ranks[row["method"]]) - float(row["paper_mean"]),
+                OK,
+            ]
+            cells.loc[i, ["experiment", "our_dataset", "our_algorithm"]] = [
+                ", ".join(sorted(set(mine["experiment"]))),
+                "all",
+                ", ".join(sorted(set(mine["our_algorithm"]))),
+            ]
+            cells.loc[i, "n_splits"] = int(mine["n_splits"].min())
+    return cells
 
 
 def rank_agreement(cells: pd.DataFrame) -> float:
@@ -190,7 +242,7 @@ def fidelity_summary(cells: pd.DataFrame) -> pd.DataFrame:
     def one(label, g):
         ok = g[g["status"] == OK]
         with_sd = ok[ok["paper_std"].notna()]
-        rates = ok[~ok["metric"].isin(COUNTS)]
+        rates = ok[~ok["metric"].isin(NOT_RATES)]
         without = rates[rates["paper_std"].isna()]
         return {
             "paper": label,
@@ -227,7 +279,7 @@ def plot_fidelity(cells: pd.DataFrame, path_png, path_pdf) -> None:
 
     from .figures import _save_figure, _save_notice
 
-    ok = cells[cells["status"] == OK]
+    ok = cells[(cells["status"] == OK) & (cells["metric"] != RANK_METRIC)]
     if ok.empty:
         _save_notice("fidelity: no paper cell compared yet", path_png, path_pdf)
         return
@@ -310,12 +362,14 @@ SHORT_STATUS = {NOT_RUN: "not run", NOT_AVAILABLE: "n/a", FAILED: "failed", NOT_
 
 def _cell_text(row) -> str:
     """A table cell "ours (paper)", * beyond two paper sd; else why there is none."""
+    digits = 2 if row["metric"] == RANK_METRIC else 1  # ranks as the paper prints them
+    paper = fmt_pm(row["paper_mean"], row["paper_std"], digits)
     if row["status"] != OK:
         word = SHORT_STATUS.get(row["status"].split(":")[0], row["status"])
-        return f"{word} ({fmt_pm(row['paper_mean'], row['paper_std'])})" if word else ""
-    ours = fmt_pm(row["ours_mean"], row["ours_std"])
+        return f"{word} ({paper})" if word else ""
+    ours = fmt_pm(row["ours_mean"], row["ours_std"], digits)
     mark = " *" if row["within_2sd"] is False else ""
-    return f"{ours} ({fmt_pm(row['paper_mean'], row['paper_std'])}){mark}"
+    return f"{ours} ({paper}){mark}"
 
 
 def readme_results(cells: pd.DataFrame) -> str:
@@ -451,9 +505,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     record = "docs/fidelity.csv"
     if args.papers:
         merged = merge_record(read_cells(record), read_cells(args.source), args.papers)
-        write_csv(merged, record)
+        write_csv(with_mean_ranks(merged), record)
     elif os.path.abspath(args.source) != os.path.abspath(record):
         shutil.copyfile(args.source, record)
+    else:  # the record itself: its rank rows derived again from its cells
+        write_csv(with_mean_ranks(read_cells(record)), record)
     changed = update_readme("README.md", record)
     print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
 

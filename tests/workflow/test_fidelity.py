@@ -178,3 +178,50 @@ def test_the_stage_writes_its_files(tmp_path):
     # nothing run at all: the tables say so and the figure is a notice
     fidelity(EXPERIMENTS, {}, [], tmp_path / "paper.csv", out)
     assert (pd.read_csv(out["csv"])["status"].str.startswith("not")).all()
+
+
+def _cells_from_paper(paper_rows: pd.DataFrame) -> pd.DataFrame:
+    """Fidelity cells whose "ours" is the paper's own mean, every cell compared."""
+    cells = fidelity_table({}, {}, paper_rows)
+    ranked = cells["metric"] != "mean_rank"
+    cells.loc[ranked, "ours_mean"] = cells.loc[ranked, "paper_mean"]
+    cells.loc[ranked, "difference"] = 0.0
+    cells.loc[ranked, ["status", "experiment", "our_algorithm", "n_splits"]] = [
+        "ok",
+        "e",
+        "alg",
+        30,
+    ]
+    return cells
+
+
+def test_the_rank_row_of_lauriola_s_table_1_is_derived_as_printed():
+    """Lauriola et al.'s own accuracies, ranked per dataset (tied means share
+    the best rank) and averaged, give the rank row they print; average ranks
+    for ties would not (2.275 and 2.95 for EasyMKL and the linear kernel)."""
+    from pathlib import Path
+
+    from mkl.workflow.fidelity import with_mean_ranks
+
+    paper = pd.read_csv(Path(__file__).parents[2] / "resources" / "paper_results.csv")
+    paper = paper[paper["paper"] == "lauriola2018_memo"]
+    cells = with_mean_ranks(_cells_from_paper(paper))
+    rank = cells[cells["metric"] == "mean_rank"].set_index("method")
+    assert (rank["status"] == "ok").all() and (rank["our_dataset"] == "all").all()
+    np.testing.assert_allclose(rank["ours_mean"], rank["paper_mean"], atol=1e-12)
+    assert rank["paper_mean"].to_dict() == {
+        "average": 2.85,
+        "easymkl": 2.2,
+        "memo": 1.8,
+        "linear": 2.9,
+    }
+    # one accuracy cell not compared: the rank row is not either, and says why
+    missing = _cells_from_paper(paper)
+    missing.loc[missing["metric"] == "accuracy", "status"] = ["not run: x"] + ["ok"] * 79
+    rank = with_mean_ranks(missing).query("metric == 'mean_rank'")
+    assert rank["status"].str.contains("79 of 80 are").all() and rank["ours_mean"].isna().all()
+    # ranks are not percentage points: the summary's mean |difference| leaves them out
+    cells.loc[cells["metric"] == "mean_rank", "ours_mean"] += 100.0
+    cells.loc[cells["metric"] == "mean_rank", "difference"] = 100.0
+    summary = fidelity_summary(cells).set_index("paper")
+    assert summary.loc["lauriola2018_memo", "mean_abs_difference"] == 0.0
