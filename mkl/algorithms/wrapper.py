@@ -284,16 +284,17 @@ class WrapperMKL(BaseMKL):
             gap = record(pt)
             # a gap measured with a loosely solved SVM (LpNewton's schedule) does not count
             if gap <= self.tol and oracle.svm_tol <= self.svm_tol:
+                stop = "gap"
+            elif self.weight_tol is not None and log.rows[-1]["weights_change"] < self.weight_tol:
+                stop = "weights change below weight_tol"
+            else:
+                stop = None
+            if stop:
                 if not state["best"].exact:
                     # interleaved: the SVM at the best weights solved to svm_tol;
                     # its J is at most the bound the gap was measured with
                     self._confirm(oracle, state, log)
-                log.stop("gap", converged=True)
-                break
-            if self.weight_tol is not None and log.rows[-1]["weights_change"] < self.weight_tol:
-                if not state["best"].exact:
-                    self._confirm(oracle, state, log)
-                log.stop("weights change below weight_tol", converged=True)
+                log.stop(stop, converged=True)
                 break
             if it == self.max_iter:
                 break

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -204,17 +203,17 @@ def with_mean_ranks(cells: pd.DataFrame) -> pd.DataFrame:
         ranks = wide.rank(axis=1, method="min", ascending=False).mean()
         for i, row in rank_rows.iterrows():
             mine = ranked[ranked["method"] == row["method"]]
-            cells.loc[i, ["ours_mean", "difference", "status"]] = [
-                float(ranks[row["method"]]),
-                float(ranks[row["method"]]) - float(row["paper_mean"]),
-                OK,
-            ]
-            cells.loc[i, ["experiment", "our_dataset", "our_algorithm"]] = [
-                ", ".join(sorted(set(mine["experiment"]))),
-                "all",
-                ", ".join(sorted(set(mine["our_algorithm"]))),
-            ]
-            cells.loc[i, "n_splits"] = int(mine["n_splits"].min())
+            rank = float(ranks[row["method"]])
+            filled = {
+                "ours_mean": rank,
+                "difference": rank - float(row["paper_mean"]),
+                "status": OK,
+                "experiment": ", ".join(sorted(set(mine["experiment"]))),
+                "our_dataset": "all",
+                "our_algorithm": ", ".join(sorted(set(mine["our_algorithm"]))),
+                "n_splits": int(mine["n_splits"].min()),
+            }
+            cells.loc[i, list(filled)] = list(filled.values())
     return cells
 
 
@@ -503,13 +502,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     record = "docs/fidelity.csv"
+    cells = read_cells(args.source)
     if args.papers:
-        merged = merge_record(read_cells(record), read_cells(args.source), args.papers)
-        write_csv(with_mean_ranks(merged), record)
-    elif os.path.abspath(args.source) != os.path.abspath(record):
-        shutil.copyfile(args.source, record)
-    else:  # the record itself: its rank rows derived again from its cells
-        write_csv(with_mean_ranks(read_cells(record)), record)
+        cells = merge_record(read_cells(record), cells, args.papers)
+    # the rank rows derived again from the cells they rank (a merge mixes runs)
+    write_csv(with_mean_ranks(cells), record)
     changed = update_readme("README.md", record)
     print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
 
