@@ -22,7 +22,7 @@ def svm_dual_value(K, y, C=None, intercept_sq=None):
         cons.append(a <= C)
     objective = _linear_term(a, y, intercept_sq) - 0.5 * cp.sum_squares(L.T @ cp.multiply(a, y))
     prob = cp.Problem(cp.Maximize(objective), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, a.value
 
@@ -32,7 +32,7 @@ def dual_value(K, y, C, intercept_sq=None, task=None):
     a, S, cons, beta = _dual(y, C, intercept_sq, task)
     L = psd_factor(K)
     prob = cp.Problem(cp.Maximize(S - 0.5 * cp.sum_squares(L.T @ beta)), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value, a.value
 
@@ -346,4 +346,33 @@ def nonsparse_mkl(K, y, C):
     a, S, cons, beta = _dual(y, C)
     norms = [cp.norm(L.T @ beta, 2) for L in Ls]
     prob = _solve(S - 0.5 * cp.square(sum(norms)), cons)
+    return prob.value
+
+
+def spicy_inner_value(K, y, alpha, b, gamma, C, C1, C2):
+    """The minimum over the box [0, C]^n of SpicyMKL's proximal inner problem
+    phi(a) = -1'a + sum_m max(0, ||L_m'w_m|| - gamma C1)^2 / (2 gamma (1 + gamma C2))
+    + gamma/2 (y'a)^2 + b y'a, with w_m = alpha_m + gamma y*a (Suzuki & Tomioka 2011)."""
+    Ls = [psd_factor(k) for k in K]
+    a = cp.Variable(len(y))
+    scale = 2.0 * gamma * (1.0 + gamma * C2)
+    excess = [
+        cp.pos(cp.norm(L.T @ (alpha[m] + gamma * cp.multiply(y, a))) - gamma * C1)
+        for m, L in enumerate(Ls)
+    ]
+    objective = -cp.sum(a) + sum(cp.square(e) for e in excess) / scale
+    objective += gamma / 2 * cp.square(y @ a) + b * (y @ a)
+    prob = cp.Problem(cp.Minimize(objective), [a >= 0, a <= C])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value
+
+
+def box_qp(H, p, lo, hi):
+    """min 1/2 x'Hx + p'x over lo <= x <= hi (H positive semidefinite)."""
+    x = cp.Variable(len(p))
+    objective = 0.5 * cp.quad_form(x, cp.psd_wrap(H)) + p @ x
+    prob = cp.Problem(cp.Minimize(objective), [x >= lo, x <= hi])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    assert prob.status == cp.OPTIMAL, prob.status
     return prob.value

@@ -33,9 +33,10 @@ c_m = max(0, r_m - gamma C1) / ((1 + gamma C2) r_m). Then
 
 and gamma grows geometrically (``gamma`` start, doubled each step), which
 makes the method converge super-linearly (the paper's Theorem 2). The paper
-minimises phi by Newton's method for twice-differentiable losses; the
-hinge conjugate's domain is a box, so here phi is minimised by L-BFGS-B
-within it (SciPy), each evaluation one pass over the bank (K_m w_m for all m).
+minimises phi by Newton's method; the hinge conjugate's domain is a box, so
+here it is projected Newton on the box (``_InnerProblem``): each evaluation is
+one pass over the bank (K_m w_m for all m), each Hessian one pass over the
+kernels still active.
 
 Stopping: the relative duality gap of the problem itself. The primal value P
 at (alpha, b); the dual D(a) = 1'a - sum_m psi*(||K_m^{1/2}(y*a)||) on the
@@ -55,17 +56,28 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar
+from scipy.optimize import minimize_scalar
 from sklearn.utils._param_validation import Interval
 
 from ..banks.algebra import combine, quadratic_forms, spectral_ratio
+from ..solvers.box_qp import box_qp
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
 
-# the inner problem's budget: at most INNER_PASSES evaluations (passes over
-# the bank) per outer step; a step stopped by it is still a valid proximal
-# step's approximation, and the certified outer gap tells how good
-INNER_PASSES = 500
+# the inner problem's budget: at most INNER_NEWTON_STEPS projected Newton steps
+# per outer step, stopped once the projected gradient is below INNER_TOL in every
+# coordinate (phi's gradient is -1 + ..., of order one); a step stopped by the
+# budget is still a valid proximal step's approximation, and the certified
+# outer gap tells how good
+INNER_NEWTON_STEPS = 100
+INNER_TOL = 1e-10
+# Armijo's sufficient decrease along the projected path, and its backtracking
+ARMIJO = 1e-4
+BACKTRACKS = 40
+# below a predicted decrease of this share of |phi| no line search: phi, a sum
+# of n terms, is evaluated only to about 1e-13 of itself, and line searches
+# below that fail on rounding (measured); the projected gradient judges instead
+FLOOR = 1e-12
 
 # gamma_{t+1} = GAMMA_GROWTH gamma_t, at most GAMMA_MAX: past it the inner
 # problem's conditioning, not the proximal term, limits the precision (on
@@ -73,6 +85,115 @@ INNER_PASSES = 500
 # from 1e2 to 1e8; the inner solves' precision is the floor)
 GAMMA_GROWTH = 2.0
 GAMMA_MAX = 1e4
+
+
+class _Point:
+    """phi and what it is made of at one box point a (one pass over the bank):
+    W (M, n) with w_m = alpha_m^t + gamma y*a, KW = K_m w_m, r_m = ||K_m^{1/2} w_m||,
+    c_m the soft-threshold factors, phi's value and gradient."""
+
+    __slots__ = ("a", "W", "KW", "r", "c", "value", "grad")
+
+
+def _violation(pt: _Point, upper: float) -> float:
+    """The largest projected gradient of phi over the box [0, upper]^n at pt."""
+    return float(np.abs(pt.a - np.clip(pt.a - pt.grad, 0.0, upper)).max())
+
+
+class _InnerProblem:
+    """The proximal step's dual phi (module docstring) at fixed alpha^t, b^t,
+    gamma, minimised over the box [0, C]^n by projected Newton (Bertsekas 1982):
+    the coordinates at a bound whose gradient pushes out of the box are held,
+    Newton's equations are solved on the others, and the step is backtracked
+    along the projected path (Armijo). Suzuki & Tomioka minimise phi by
+    Newton's method; the hinge conjugate's box is what the projection adds.
+
+    phi's Hessian in a (with u_m = K_m w_m, the kernels with r_m > gamma C1):
+
+        D_y [ gamma/(1 + gamma C2) sum_m ((1 - gamma C1/r_m) K_m
+              + gamma C1/r_m^3 u_m u_m') + gamma 11' ] D_y
+
+    (the derivative of y*(c_m K_m w_m) through w = alpha + gamma y*a); forming
+    it reads the active kernels once, as an evaluation does."""
+
+    def __init__(self, K, y, alpha, b, gamma, C1, C2):
+        self.K, self.y, self.alpha, self.b = K, y, alpha, b
+        self.gamma, self.C1, self.C2 = gamma, C1, C2
+        self.passes = 0
+
+    def evaluate(self, a) -> _Point:
+        K, y, gamma = self.K, self.y, self.gamma
+        pt = _Point()
+        pt.a = a
+        pt.W = self.alpha + gamma * (y * a)
+        pt.KW = np.einsum("mij,mj->mi", K, pt.W)
+        self.passes += 1
+        pt.r = np.sqrt(np.maximum(np.einsum("mi,mi->m", pt.W, pt.KW), 0.0))
+        excess = np.maximum(0.0, pt.r - gamma * self.C1)
+        scale = 1.0 + gamma * self.C2
+        pt.c = np.divide(excess, scale * pt.r, out=np.zeros(len(pt.r)), where=pt.r > 0)
+        ya = float(y @ a)
+        pt.value = -a.sum() + float(excess @ excess) / (2.0 * gamma * scale)
+        pt.value += 0.5 * gamma * ya * ya + self.b * ya
+        pt.grad = -1.0 + y * (pt.c @ pt.KW) + (gamma * ya + self.b) * y
+        return pt
+
+    def hessian(self, pt: _Point) -> np.ndarray:
+        gamma, C1, y = self.gamma, self.C1, self.y
+        active = np.flatnonzero(pt.c > 0)
+        scale = gamma / (1.0 + gamma * self.C2)
+        r = pt.r[active]
+        coef = np.zeros(len(pt.r))
+        coef[active] = scale * (1.0 - gamma * C1 / r)
+        H = combine(self.K, coef)  # reads the active kernels only
+        self.passes += active.size / len(pt.r)
+        U = pt.KW[active]
+        H += U.T @ ((scale * gamma * C1 / r**3)[:, None] * U)
+        H += gamma
+        return H * np.outer(y, y)
+
+    def minimise(self, a, upper: float):
+        """The minimiser over [0, upper]^n from a; returns (a, its _Point, passes)."""
+        pt = self.evaluate(a)
+        for _ in range(INNER_NEWTON_STEPS):
+            size = _violation(pt, upper)
+            if size <= INNER_TOL:
+                break
+            # Newton's model over the box, solved to a share of the violation that
+            # shrinks with it (inexact proximal Newton: superlinear near the end)
+            H = self.hessian(pt)
+            a, g = pt.a, pt.grad
+            target, _, _ = box_qp(H, g - H @ a, 0.0, upper, a, tol=min(0.1, size) * size)
+            step = target - a
+            if -float(g @ step) <= FLOOR * (1.0 + abs(pt.value)):
+                # below phi's rounding a line search cannot judge the step: the
+                # full step, kept while it lowers the violation
+                trial = self.evaluate(target)
+                if _violation(trial, upper) >= size:
+                    break
+            else:  # Newton's step, else a projected gradient step (Armijo)
+                trial = self._descend(pt, step, upper) or self._descend(pt, -g, upper)
+                if trial is None:  # no decrease at the precision of floating point
+                    break
+            pt = trial
+        return pt.a, pt, self.passes
+
+    def _descend(self, pt: _Point, direction, upper: float) -> _Point | None:
+        """Armijo backtracking along the projected path a(t) = P(a + t direction),
+        from the step that spans the box at most: the first a(t) with
+        phi(a(t)) <= phi(a) + ARMIJO g'(a(t) - a) < phi(a) (in floating point), or None."""
+        a, g = pt.a, pt.grad
+        longest = float(np.abs(direction).max())
+        if longest == 0.0:
+            return None
+        t = min(1.0, upper / longest)
+        for _ in range(BACKTRACKS):
+            trial = self.evaluate(np.clip(a + t * direction, 0.0, upper))
+            slope = float(g @ (trial.a - a))
+            if slope < 0.0 and trial.value <= pt.value + ARMIJO * slope < pt.value:
+                return trial
+            t *= 0.5
+        return None
 
 
 class SpicyMKL(BaseMKL):
@@ -152,44 +273,14 @@ class SpicyMKL(BaseMKL):
         passes = 0
         best_dual = -np.inf
 
-        def prox(alpha, a, gamma):
-            """w_m = alpha_m^t + gamma y*a, K_m w_m (one pass), r_m = ||K_m^{1/2} w_m||,
-            the excess max(0, r_m - gamma C1) and the soft-threshold factors c_m."""
-            W = alpha + gamma * (y * a)
-            KW = np.einsum("mij,mj->mi", K, W)
-            r = np.sqrt(np.maximum(np.einsum("mi,mi->m", W, KW), 0.0))
-            excess = np.maximum(0.0, r - gamma * C1)
-            c = np.divide(excess, (1.0 + gamma * C2) * r, out=np.zeros(M), where=r > 0)
-            return W, KW, excess, c
-
         for _ in range(self.max_iter):
-
-            def phi(a, alpha=alpha, b=b, gamma=gamma):
-                nonlocal passes
-                _, KW, excess, c = prox(alpha, a, gamma)
-                passes += 1
-                ya = float(y @ a)
-                value = -a.sum() + float(excess @ excess) / (2.0 * gamma * (1.0 + gamma * C2))
-                value += 0.5 * gamma * ya * ya + b * ya
-                grad = -1.0 + y * (c @ KW) + (gamma * ya + b) * y
-                return value, grad
-
-            inner = minimize(
-                phi,
-                a,
-                jac=True,
-                method="L-BFGS-B",
-                bounds=[(0.0, float(self.C))] * n,
-                options={"maxfun": INNER_PASSES, "ftol": 1e-15, "gtol": 1e-12},
-            )
-            # an inner solve stopped at L-BFGS-B's precision limit is not a failure:
-            # the outer gap below is certified whatever the inner precision
-            a = inner.x
-            W, KW, _, c = prox(alpha, a, gamma)  # at the returned point (one pass)
+            inner = _InnerProblem(K, y, alpha, b, gamma, C1, C2)
+            a, point, inner_passes = inner.minimise(a, float(self.C))
+            passes += inner_passes
+            W, KW, c = point.W, point.KW, point.c  # at the returned point
             alpha = c[:, None] * W  # the block soft-threshold
             b = b + gamma * float(y @ a)
             primal, norms = self._primal(y, alpha, c[:, None] * KW, b)  # K_m alpha_m = c_m K_m w_m
-            passes += 1
             best_dual = max(best_dual, self._dual(K, y, a))  # every D(a) is a lower bound
             passes += 1
             log.consider(primal, (alpha, b, norms))
