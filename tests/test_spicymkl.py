@@ -88,7 +88,7 @@ def test_multiclass_and_test_block(problem):
 @pytest.mark.parametrize("C1, C2, gamma", [(1.0, 0.0, 1.0), (0.2, 0.5, 8.0), (0.05, 0.0, 16.0)])
 def test_the_inner_newton_solve_reaches_the_box_minimum_of_phi(problem, C1, C2, gamma):
     """Each proximal step's inner problem phi over the box [0, C]^n (module
-    docstring), minimised by projected Newton, against CVXPY; the returned
+    docstring), minimised by inexact proximal Newton, against CVXPY; the returned
     point meets the box's optimality conditions (projected gradient ~ 0)."""
     K, y = problem
     rng = np.random.default_rng(1)

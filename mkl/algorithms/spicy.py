@@ -34,9 +34,9 @@ c_m = max(0, r_m - gamma C1) / ((1 + gamma C2) r_m). Then
 and gamma grows geometrically (``gamma`` start, doubled each step), which
 makes the method converge super-linearly (the paper's Theorem 2). The paper
 minimises phi by Newton's method; the hinge conjugate's domain is a box, so
-here it is projected Newton on the box (``_InnerProblem``): each evaluation is
-one pass over the bank (K_m w_m for all m), each Hessian one pass over the
-kernels still active.
+here each Newton model is minimised over the box (inexact proximal Newton,
+``_InnerProblem``): each evaluation of phi is one pass over the bank (K_m w_m
+for all m), each Hessian one pass over the kernels still active.
 
 Stopping: the relative duality gap of the problem itself. The primal value P
 at (alpha, b); the dual D(a) = 1'a - sum_m psi*(||K_m^{1/2}(y*a)||) on the
@@ -64,7 +64,7 @@ from ..solvers.box_qp import box_qp
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
 
-# the inner problem's budget: at most INNER_NEWTON_STEPS projected Newton steps
+# the inner problem's budget: at most INNER_NEWTON_STEPS Newton steps
 # per outer step, stopped once the projected gradient is below INNER_TOL in every
 # coordinate (phi's gradient is -1 + ..., of order one); a step stopped by the
 # budget is still a valid proximal step's approximation, and the certified
@@ -102,11 +102,12 @@ def _violation(pt: _Point, upper: float) -> float:
 
 class _InnerProblem:
     """The proximal step's dual phi (module docstring) at fixed alpha^t, b^t,
-    gamma, minimised over the box [0, C]^n by projected Newton (Bertsekas 1982):
-    the coordinates at a bound whose gradient pushes out of the box are held,
-    Newton's equations are solved on the others, and the step is backtracked
-    along the projected path (Armijo). Suzuki & Tomioka minimise phi by
-    Newton's method; the hinge conjugate's box is what the projection adds.
+    gamma, minimised over the box [0, C]^n by inexact proximal Newton (Lee,
+    Sun & Saunders, SIAM J. Optim. 24, 2014): at each iterate the quadratic
+    model g'd + 1/2 d'Hd is minimised over the box (``box_qp``, to a share of
+    the current violation), and the step to that point is backtracked
+    (Armijo). Suzuki & Tomioka minimise phi by Newton's method; the hinge
+    conjugate's box is what the model's constraints add.
 
     phi's Hessian in a (with u_m = K_m w_m, the kernels with r_m > gamma C1):
 
@@ -179,8 +180,9 @@ class _InnerProblem:
         return pt.a, pt, self.passes
 
     def _descend(self, pt: _Point, direction, upper: float) -> _Point | None:
-        """Armijo backtracking along the projected path a(t) = P(a + t direction),
-        from the step that spans the box at most: the first a(t) with
+        """Armijo backtracking along a(t) = P(a + t direction) (for Newton's step,
+        which stays in the box, the segment to the model's minimiser), from the
+        step that spans the box at most: the first a(t) with
         phi(a(t)) <= phi(a) + ARMIJO g'(a(t) - a) < phi(a) (in floating point), or None."""
         a, g = pt.a, pt.grad
         longest = float(np.abs(direction).max())
