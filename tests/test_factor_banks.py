@@ -152,17 +152,17 @@ def test_smkl_on_factors_matches_cvxpy():
     np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
 
 
-def test_easymkl_on_factors_solves_the_same_margin_problem_as_on_the_dense_bank():
+@pytest.mark.parametrize("trace_normalise", [True, False])
+def test_easymkl_on_factors_solves_the_same_margin_problem_as_on_the_dense_bank(trace_normalise):
     bank, K, K_test, y = factored_problem(6)
     lam = 0.2
-    traces = np.trace(K, axis1=1, axis2=2)
-    ref_value, _ = reference.komd(
-        (1 - lam) * np.tensordot(1 / traces, K, 1) + lam * np.eye(len(y)), y
-    )
+    scales = 1 / np.trace(K, axis1=1, axis2=2) if trace_normalise else np.ones(len(K))
+    ref_value, _ = reference.komd((1 - lam) * np.tensordot(scales, K, 1) + lam * np.eye(len(y)), y)
     # the Frank-Wolfe gap is a loose certificate (first order in the distance to
     # gamma*, while the value error is second order): 1e-6 leaves the value at 1e-12
-    factored = fit("easymkl", bank, y, lam=lam, tol=1e-6, C=1.0)
-    dense = fit("easymkl", K, y, lam=lam, tol=1e-8, C=1.0)
+    options = dict(lam=lam, C=1.0, trace_normalise=trace_normalise)
+    factored = fit("easymkl", bank, y, tol=1e-6, **options)
+    dense = fit("easymkl", K, y, tol=1e-8, **options)
     assert factored.objective_ == pytest.approx(ref_value, rel=1e-7)
     assert factored.gap_ <= 1e-6 and factored.converged_
     np.testing.assert_allclose(factored.weights_, dense.weights_, atol=1e-4)

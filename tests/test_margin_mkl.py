@@ -89,6 +89,36 @@ def test_easymkl_matches_its_definition_solved_by_cvxpy(lam):
     assert est.gap_ < 1e-5
 
 
+@pytest.mark.parametrize("lam", [0.0, 0.1, 0.9])
+def test_easymkl_on_kernels_as_given_matches_mklpys_definition_by_cvxpy(lam):
+    """trace_normalise=False: KOMD on (1 - lam) sum_r K_r + lam I, d_r on K_r
+    (the authors' MKLpy); kernels of unequal traces, so no scale hides."""
+    _, y, K = random_problem(np.random.default_rng(4), n=30, M=4)
+    K = K * np.array([0.5, 1.0, 2.0, 4.0])[:, None, None]
+    est = mkl.make_estimator("easymkl", lam=lam, tol=1e-8, trace_normalise=False).fit(K, y)
+    ref_value, gamma = komd((1 - lam) * K.sum(0) + lam * np.eye(len(y)), y)
+    d = np.array([(y * gamma) @ Km @ (y * gamma) for Km in K])
+    assert est.objective_ == pytest.approx(ref_value, rel=1e-5)
+    assert np.allclose(est.weights_, d / d.sum(), atol=1e-5)
+    assert est.gap_ < 1e-5
+
+
+def test_easymkl_as_given_is_trace_normalised_at_a_rescaled_lambda(breast_cancer_bank):
+    """On unit-diagonal kernels of n points, (1 - a) sum K_r + a I is a positive
+    multiple of (1 - b) sum K_r / n + b I with b = a / (a + n (1 - a)): the same
+    KOMD solution, the same weights and predictions."""
+    K, y = breast_cancer_bank
+    n, a = len(y), 0.9
+    b = a / (a + n * (1 - a))
+    given = mkl.make_estimator("easymkl", lam=a, tol=1e-9, trace_normalise=False).fit(K, y)
+    normalised = mkl.make_estimator("easymkl", lam=b, tol=1e-9).fit(K, y)
+    assert np.allclose(given.weights_, normalised.weights_, atol=1e-6)
+    assert np.array_equal(given.predict(K), normalised.predict(K))
+    # at the same lam the two differ: the normalised kernel part is n times smaller
+    same_lam = mkl.make_estimator("easymkl", lam=a, tol=1e-9).fit(K, y)
+    assert not np.allclose(given.weights_, same_lam.weights_, atol=1e-3)
+
+
 def test_easymkl_is_invariant_to_the_scale_of_each_kernel(breast_cancer_bank):
     K, y = breast_cancer_bank
     base = mkl.make_estimator("easymkl", lam=0.1).fit(K, y)

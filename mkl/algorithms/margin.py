@@ -79,16 +79,26 @@ class EasyMKL(BaseMKL):
       3. the base learner (an SVM, hard margin by default as in Lauriola et al.
          2018) on sum_r eta_r K~_r.
 
+    With ``trace_normalise=False`` the kernels enter as given, K~_r = K_r: the
+    KOMD kernel is (1 - lam) sum_r K_r + lam I, as in the authors' MKLpy
+    (every version 2016-2020, ``EasyMKL._arrange_kernel`` and
+    ``_combine_kernels``) that Lauriola et al. 2018 ran. On a bank of M
+    unit-diagonal kernels of n points its kernel part is n times the
+    trace-normalised one, so a given lam regularises far less.
+
     ``weights_`` are expressed on the bank as given: w_r proportional to
-    eta_r / tr K_r, normalised to sum 1 (equal to eta when the traces are equal,
-    as for unit-trace or unit-diagonal banks; a positive rescaling of the
-    combined kernel, which leaves a hard-margin SVM's predictions unchanged).
-    ``objective_`` is the KOMD value and ``gap_`` its relative duality gap.
+    eta_r / tr K_r (eta_r without trace normalisation), normalised to sum 1
+    (equal to eta when the traces are equal, as for unit-trace or
+    unit-diagonal banks; a positive rescaling of the combined kernel, which
+    leaves a hard-margin SVM's predictions unchanged). ``objective_`` is the
+    KOMD value and ``gap_`` its relative duality gap.
 
     Parameters
     ----------
     lam : float in [0, 1], the KOMD regularisation (0: pure margin, 1: centroids).
     C : float or None, the base SVM's soft-margin parameter (None: hard margin).
+    trace_normalise : bool, divide each kernel by its trace (Aiolli & Donini
+        2015) or take the kernels as given (MKLpy).
     tol : float, relative tolerance of the margin problems (KOMD, and the
         hard-margin base SVM).
     svm_tol : float, libsvm's tolerance for a soft-margin base SVM.
@@ -98,18 +108,20 @@ class EasyMKL(BaseMKL):
     _parameter_constraints: dict = {
         **BaseMKL._parameter_constraints,
         "lam": [Interval(Real, 0, 1, closed="both")],
+        "trace_normalise": ["boolean"],
     }
 
-    def __init__(self, lam=0.1, C=None, tol=1e-5, svm_tol=1e-3):
+    def __init__(self, lam=0.1, C=None, tol=1e-5, svm_tol=1e-3, trace_normalise=True):
         self.lam = lam
         self.C = C
         self.tol = tol
         self.svm_tol = svm_tol
+        self.trace_normalise = trace_normalise
 
     def _prepare(self, K, K_mean):
         problem = inner_problem(K, K_mean)
         traces = problem.traces()
-        if not np.all(traces > 0):
+        if self.trace_normalise and not np.all(traces > 0):
             m = int(np.flatnonzero(~(traces > 0))[0])
             raise InputError(
                 f"EasyMKL needs kernels with positive trace; K[{m}] has trace {traces[m]:g}"
@@ -119,12 +131,14 @@ class EasyMKL(BaseMKL):
     def _fit_binary(self, K, y, K_mean):
         problem, traces = self._shared
         M, n = problem.n_kernels, problem.n
-        komd_weights = (1.0 - self.lam) / traces
+        # K~_r = scales_r K_r: trace-normalised (Aiolli & Donini) or as given (MKLpy)
+        scales = 1.0 / traces if self.trace_normalise else np.ones(M)
+        komd_weights = (1.0 - self.lam) * scales
         if problem.representation == "dense":
-            # (1 - lam) sum_r K_r / tr K_r + lam I; the validation pass's average
-            # kernel serves when the traces are equal (unit-trace/unit-diagonal banks)
-            if np.allclose(traces, traces[0], rtol=1e-10):
-                K_komd = K_mean * ((1.0 - self.lam) * M / traces[0])
+            # (1 - lam) sum_r K~_r + lam I; the validation pass's average kernel
+            # serves when the scales are equal (as given, or equal traces)
+            if np.allclose(scales, scales[0], rtol=1e-10):
+                K_komd = K_mean * ((1.0 - self.lam) * M * scales[0])
             else:
                 K_komd = combine(K, komd_weights)
             K_komd[np.diag_indices(n)] += self.lam
@@ -137,11 +151,11 @@ class EasyMKL(BaseMKL):
                 return bank.times(s * bank.project(v)) + lam * v
 
             margin = komd_margin_factored(matvec, y, self.tol)
-        d = problem.forms(margin.coef) / traces  # step 2
+        d = problem.forms(margin.coef) * scales  # step 2
         if not d.sum() > 0:
             raise InputError("EasyMKL: every kernel gives the margin vector a zero score")
         eta = d / d.sum()
-        weights = eta / traces
+        weights = eta * scales
         weights /= weights.sum()
         K_final = problem.combine(weights)  # step 3
         if problem.representation == "dense":
@@ -178,8 +192,12 @@ class MEMO(BaseMKL):
 
     where rho is the squared margin (eq. 3): for normalised kernels the trace of
     K_mu is constant, so a large ||K_mu||_F^2 = mu'Q mu is a small spectral
-    ratio (eq. 1), a simpler kernel. Q is divided by the mean of its diagonal
-    (as in the authors' MKLpy), which makes theta independent of n.
+    ratio (eq. 1), a simpler kernel. Q is divided by the mean of its diagonal,
+    which makes theta independent of n: the scaling of the authors' MKLpy
+    since July 2020 (``MEMO.initialize_optimization``). Its versions of June
+    2019 to June 2020 divided by the trace of Q, M times more (the paper, of
+    2018, states neither): on the paper's grid of powers of ten, chosen by
+    inner CV, a shift of log10(M) steps (1.3 for its 21 kernels).
 
     Each iteration (Section 3): solve (3) at the current beta, take the gradient
     with gamma held constant (exact by Danskin's theorem when gamma is unique),

@@ -63,7 +63,7 @@ _ALGORITHMS = {
     "spicymkl": _info(
         "spicy", "SpicyMKL", "C C1 C2 gamma max_iter tol verbose", _CLASSIFICATION, False
     ),
-    "easymkl": _info("margin", "EasyMKL", "C lam svm_tol tol", _CLASSIFICATION),
+    "easymkl": _info("margin", "EasyMKL", "C lam svm_tol tol trace_normalise", _CLASSIFICATION),
     "memo": _info(
         "margin", "MEMO", "C margin_tol max_iter svm_tol theta tol verbose", _CLASSIFICATION, False
     ),

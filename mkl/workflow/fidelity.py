@@ -451,24 +451,37 @@ def read_cells(path) -> pd.DataFrame:
 KEY = ["paper", "table", "dataset", "method", "metric"]
 
 
-def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str]) -> pd.DataFrame:
+def merge_record(
+    record: pd.DataFrame,
+    run: pd.DataFrame,
+    papers: Sequence[str],
+    algorithms: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
     fidelity table where those papers' experiments were run), the other papers'
     rows kept: a record gathered from runs made at different times, each row
-    naming its experiment. Refuses a paper the record does not hold, one
-    with no cell run in ``run``, or one whose cells in ``run`` lack some of
-    the record's; cells ``run`` adds (cells of the paper newly entered in
-    paper_results.csv) follow the paper's other cells, in ``run``'s order."""
+    naming its experiment. With ``algorithms``, only the rows of those of our
+    algorithms are replaced (a rerun of one method after a change to it).
+    Refuses a paper the record does not hold, one with no cell run in
+    ``run``, or one whose cells in ``run`` lack some of the record's; cells
+    ``run`` adds (cells of the paper newly entered in paper_results.csv)
+    follow the paper's other cells, in ``run``'s order."""
     known = set(record["paper"])
     unknown = [p for p in papers if p not in known]
     if unknown:
         raise ValueError(f"papers {unknown} are not in the record; its papers: {sorted(known)}")
-    taken = run[run["paper"].isin(papers)]
+
+    def chosen(cells: pd.DataFrame) -> pd.Series:
+        rows = cells["paper"].isin(papers)
+        return rows & cells["our_algorithm"].isin(algorithms) if algorithms else rows
+
+    taken = run[chosen(run)]
     for paper in papers:
         rows = taken[taken["paper"] == paper]
         if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
-            raise ValueError(f"no cell of {paper} was run in this fidelity table")
-    replaced = record["paper"].isin(papers)
+            which = f" by {list(algorithms)}" if algorithms else ""
+            raise ValueError(f"no cell of {paper} was run{which} in this fidelity table")
+    replaced = chosen(record)
     lost = set(map(tuple, record.loc[replaced, KEY].values)) - set(map(tuple, taken[KEY].values))
     if lost:
         raise ValueError(
@@ -486,10 +499,11 @@ def merge_record(record: pd.DataFrame, run: pd.DataFrame, papers: Sequence[str])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv] [--papers P ...]``,
-    run in the repository: copy the fidelity table of the runs to
-    docs/fidelity.csv (the record the README reports), or with ``--papers``
-    only those papers' rows (the others stay as recorded), and regenerate the
+    """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv] [--papers P ...
+    [--algorithms A ...]]``, run in the repository: copy the fidelity table of
+    the runs to docs/fidelity.csv (the record the README reports), or with
+    ``--papers`` only those papers' rows (with ``--algorithms``, only those
+    algorithms' rows of them; the others stay as recorded), and regenerate the
     README's results from it."""
     import argparse
 
@@ -500,11 +514,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--papers", nargs="+", metavar="PAPER", help="update only these papers' rows"
     )
+    parser.add_argument(
+        "--algorithms",
+        nargs="+",
+        metavar="ALGORITHM",
+        help="with --papers: update only the rows of these of our algorithms",
+    )
     args = parser.parse_args(argv)
+    if args.algorithms and not args.papers:
+        parser.error("--algorithms needs --papers")
     record = "docs/fidelity.csv"
     cells = read_cells(args.source)
     if args.papers:
-        cells = merge_record(read_cells(record), cells, args.papers)
+        cells = merge_record(read_cells(record), cells, args.papers, args.algorithms)
     # the rank rows derived again from the cells they rank (a merge mixes runs)
     write_csv(with_mean_ranks(cells), record)
     changed = update_readme("README.md", record)

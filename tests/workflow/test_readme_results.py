@@ -90,3 +90,21 @@ def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
     assert grown.loc[position - 1, "paper"] == "xu2010_smkl"
     assert grown.loc[position + 1 :, "paper"].ne("xu2010_smkl").all()
     assert grown.drop(index=position).reset_index(drop=True)[KEY].equals(record[KEY])
+
+
+def test_a_rerun_of_one_algorithm_replaces_its_rows_only():
+    record = read_cells(RECORD)
+    paper = "lauriola2018_memo"
+    # a run of easymkl alone: the paper's other methods read "not run"
+    run = record.copy()
+    ours = (run["paper"] == paper) & (run["our_algorithm"] == "easymkl")
+    run.loc[ours, "ours_mean"] = 50.0
+    run.loc[~ours, "status"] = f"{NOT_RUN}: algorithm not configured"
+    merged = merge_record(record, run, [paper], ["easymkl"])
+    assert merged[KEY].equals(record[KEY])
+    assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 21  # 20 sets + rank
+    assert merged[~ours].equals(record[~ours])
+    with pytest.raises(ValueError, match=r"no cell of lauriola2018_memo was run by \['memo'\]"):
+        merge_record(record, run, [paper], ["memo"])
+    with pytest.raises(ValueError, match="lacks 1 cells of"):
+        merge_record(record, run.drop(index=run.index[ours][0]), [paper], ["easymkl"])
