@@ -456,13 +456,14 @@ def merge_record(
     run: pd.DataFrame,
     papers: Sequence[str],
     algorithms: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
     fidelity table where those papers' experiments were run), the other papers'
     rows kept: a record gathered from runs made at different times, each row
-    naming its experiment. With ``algorithms``, only the rows of those of our
-    algorithms are replaced (a rerun of one method after a change to it).
-    Refuses a paper the record does not hold, one with no cell run in
+    naming its experiment. With ``algorithms`` and/or ``datasets`` (ours),
+    only their rows are replaced (a rerun of one method, or of some datasets,
+    after a change to them). Refuses a paper the record does not hold, one with no cell run in
     ``run``, or one whose cells in ``run`` lack some of the record's; cells
     ``run`` adds (cells of the paper newly entered in paper_results.csv)
     follow the paper's other cells, in ``run``'s order."""
@@ -473,13 +474,19 @@ def merge_record(
 
     def chosen(cells: pd.DataFrame) -> pd.Series:
         rows = cells["paper"].isin(papers)
-        return rows & cells["our_algorithm"].isin(algorithms) if algorithms else rows
+        if algorithms:
+            rows &= cells["our_algorithm"].isin(algorithms)
+        if datasets:
+            rows &= cells["our_dataset"].isin(datasets)
+        return rows
 
     taken = run[chosen(run)]
+    which = (f" by {list(algorithms)}" if algorithms else "") + (
+        f" on {list(datasets)}" if datasets else ""
+    )
     for paper in papers:
         rows = taken[taken["paper"] == paper]
         if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
-            which = f" by {list(algorithms)}" if algorithms else ""
             raise ValueError(f"no cell of {paper} was run{which} in this fidelity table")
     replaced = chosen(record)
     lost = set(map(tuple, record.loc[replaced, KEY].values)) - set(map(tuple, taken[KEY].values))
@@ -500,11 +507,12 @@ def merge_record(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m mkl.workflow.fidelity [results/tables/fidelity.csv] [--papers P ...
-    [--algorithms A ...]]``, run in the repository: copy the fidelity table of
-    the runs to docs/fidelity.csv (the record the README reports), or with
-    ``--papers`` only those papers' rows (with ``--algorithms``, only those
-    algorithms' rows of them; the others stay as recorded), and regenerate the
-    README's results from it."""
+    [--algorithms A ...] [--datasets D ...]]``, run in the repository: copy the
+    fidelity table of the runs to docs/fidelity.csv (the record the README
+    reports), or with ``--papers`` only those papers' rows (with
+    ``--algorithms`` / ``--datasets``, only those algorithms' / datasets' rows
+    of them; the others stay as recorded), and regenerate the README's
+    results from it."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -520,13 +528,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="ALGORITHM",
         help="with --papers: update only the rows of these of our algorithms",
     )
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="DATASET",
+        help="with --papers: update only the rows of these of our datasets",
+    )
     args = parser.parse_args(argv)
-    if args.algorithms and not args.papers:
-        parser.error("--algorithms needs --papers")
+    if (args.algorithms or args.datasets) and not args.papers:
+        parser.error("--algorithms and --datasets need --papers")
     record = "docs/fidelity.csv"
     cells = read_cells(args.source)
     if args.papers:
-        cells = merge_record(read_cells(record), cells, args.papers, args.algorithms)
+        cells = merge_record(read_cells(record), cells, args.papers, args.algorithms, args.datasets)
     # the rank rows derived again from the cells they rank (a merge mixes runs)
     write_csv(with_mean_ranks(cells), record)
     changed = update_readme("README.md", record)

@@ -108,3 +108,24 @@ def test_a_rerun_of_one_algorithm_replaces_its_rows_only():
         merge_record(record, run, [paper], ["memo"])
     with pytest.raises(ValueError, match="lacks 1 cells of"):
         merge_record(record, run.drop(index=run.index[ours][0]), [paper], ["easymkl"])
+
+
+def test_a_rerun_of_some_datasets_replaces_their_rows_only():
+    record = read_cells(RECORD)
+    paper, text = "xu2010_smkl", ["newsgroups_baseball_hockey", "ohsumed_c01_c02"]
+    # a run of two of the paper's datasets: its other cells read "not run"
+    run = record.copy()
+    ours = (run["paper"] == paper) & run["our_dataset"].isin(text)
+    run.loc[ours, "ours_mean"] = 50.0
+    run.loc[~ours, "status"] = f"{NOT_RUN}: dataset not configured"
+    merged = merge_record(record, run, [paper], datasets=text)
+    assert merged[KEY].equals(record[KEY])
+    assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 4
+    assert merged[~ours].equals(record[~ours])
+    # both filters: one algorithm on those datasets
+    one = merge_record(record, run, [paper], ["level"], text)
+    level = ours & (record["our_algorithm"] == "level")
+    assert (one.loc[level, "ours_mean"] == 50.0).all() and level.sum() == 2
+    assert one[~level].equals(record[~level])
+    with pytest.raises(ValueError, match=r"was run on \['wdbc'\]"):
+        merge_record(record, run, [paper], datasets=["wdbc"])
