@@ -109,6 +109,20 @@ def test_generators_are_seeded_symmetric_and_indefinite(rng):
         similarity.generate_similarity(X, "perturbed_gaussian", width=0.0)
 
 
+def test_median_width_puts_the_median_similarity_at_exp_minus_half(rng):
+    """width="median": the Gaussian part's median over the pairs is exp(-1/2)
+    whatever the scale of the features (odd number of pairs: the median is one)."""
+    for scale, d in ((1.0, 3), (100.0, 60)):
+        X = scale * rng.normal(size=(39, d))  # 741 pairs
+        S = similarity.generate_similarity(X, "perturbed_gaussian", width="median", noise=0.0)
+        pairs = S[np.triu_indices(len(X), 1)]
+        assert np.median(pairs) == pytest.approx(np.exp(-0.5), rel=1e-12)
+    with pytest.raises(ValueError, match="median distance is 0"):
+        similarity.generate_similarity(np.ones((5, 2)), "perturbed_gaussian", width="median")
+    with pytest.raises(ValueError, match="a number or 'median'"):
+        similarity.generate_similarity(X, "perturbed_gaussian", width="mean")
+
+
 def test_spectra_are_computed_once_per_block_and_read_from_the_bank(monkeypatch):
     y, S = indefinite_problem(0, n=20, m=2)
     calls = []
