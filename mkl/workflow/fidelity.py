@@ -463,7 +463,8 @@ def merge_record(
     rows kept: a record gathered from runs made at different times, each row
     naming its experiment. With ``algorithms`` and/or ``datasets`` (ours),
     only their rows are replaced (a rerun of one method, or of some datasets,
-    after a change to them). Refuses a paper the record does not hold, one with no cell run in
+    after a change to them), rank rows kept for :func:`with_mean_ranks` to
+    derive again. Refuses a paper the record does not hold, one with no cell run in
     ``run``, or one whose cells in ``run`` lack some of the record's; cells
     ``run`` adds (cells of the paper newly entered in paper_results.csv)
     follow the paper's other cells, in ``run``'s order."""
@@ -474,6 +475,8 @@ def merge_record(
 
     def chosen(cells: pd.DataFrame) -> pd.Series:
         rows = cells["paper"].isin(papers)
+        if algorithms or datasets:  # a rank row spans them all: derived again after
+            rows &= cells["metric"] != RANK_METRIC
         if algorithms:
             rows &= cells["our_algorithm"].isin(algorithms)
         if datasets:

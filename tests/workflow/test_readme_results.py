@@ -5,6 +5,7 @@ the fidelity stage writes."""
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,6 +20,7 @@ from mkl.workflow.fidelity import (
     read_cells,
     readme_results,
     update_readme,
+    with_mean_ranks,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,9 +102,14 @@ def test_a_rerun_of_one_algorithm_replaces_its_rows_only():
     ours = (run["paper"] == paper) & (run["our_algorithm"] == "easymkl")
     run.loc[ours, "ours_mean"] = 50.0
     run.loc[~ours, "status"] = f"{NOT_RUN}: algorithm not configured"
+    # the run's rank rows cannot be derived (its other methods were not run)
+    rank = run["metric"] == "mean_rank"
+    run.loc[rank, "our_algorithm"] = np.nan
     merged = merge_record(record, run, [paper], ["easymkl"])
     assert merged[KEY].equals(record[KEY])
-    assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 21  # 20 sets + rank
+    ours &= ~rank  # the record's rank rows are kept, to be derived again
+    assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 20
+    assert with_mean_ranks(merged).loc[rank, "status"].eq("ok").all()
     assert merged[~ours].equals(record[~ours])
     with pytest.raises(ValueError, match=r"no cell of lauriola2018_memo was run by \['memo'\]"):
         merge_record(record, run, [paper], ["memo"])
