@@ -65,6 +65,7 @@ def test_registry_description_is_the_class(name):
     )
     assert tuple(cls.tasks) == info.tasks, f"{where}: tasks, the class's are {cls.tasks}"
     assert cls.accepts_factors == info.accepts_factors, f"{where}: accepts_factors"
+    assert cls.takes_sample_weight == info.takes_sample_weight, f"{where}: takes_sample_weight"
 
 
 @pytest.mark.parametrize("C", [0.5, 5.0])

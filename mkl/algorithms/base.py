@@ -29,6 +29,7 @@ from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
 from ..exceptions import InputError
 from ..solvers.tasks import CLASSIFICATION, Novelty, Regression
+from .registry import algorithms_where
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6
@@ -180,9 +181,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         if not self.takes_sample_weight:
             raise InputError(
                 f"{type(self).__name__} does not take sample_weight (nor class weights) "
-                "yet; methods that do: "
-                "uniform, linear, single_best, simplemkl, silp, level, lp_newton, "
-                "lp_cutting_plane, lp_analytic, gmkl"
+                f"yet; methods that do: {', '.join(algorithms_where(takes_sample_weight=True))}"
             )
         s = np.asarray(sample_weight)
         if s.shape != y.shape:
@@ -227,8 +226,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
                 raise InputError(
                     f"{type(self).__name__} cannot use a FactorBank: it needs the kernel "
                     "matrices themselves (an (M, n, n) array or a KernelBank). Methods that "
-                    "take factor banks: uniform, single_best, linear, simplemkl, silp, "
-                    "level, lp_newton, lp_cutting_plane, lp_analytic, gmkl, smkl, easymkl"
+                    f"take factor banks: {', '.join(algorithms_where(accepts_factors=True))}"
                 )
             if K.n_train == 0:
                 raise InputError(

@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from .domains import Simplex, SubproblemError
-from .wrapper import Oracle, Point, WrapperMKL, record_cut
+from .wrapper import LoopState, Oracle, Point, WrapperMKL, record_cut
 
 
 class SimpleMKL(WrapperMKL):
@@ -68,7 +68,7 @@ class SimpleMKL(WrapperMKL):
         D[mu] = -D.sum()
         return D
 
-    def _step(self, oracle: Oracle, state: dict, pt: Point) -> Point:
+    def _step(self, oracle: Oracle, state: LoopState, pt: Point) -> Point:
         grad = -0.5 * oracle.q(pt)
         D = self.descent_direction(pt.theta, grad)
         mu = int(np.argmax(pt.theta))
@@ -147,12 +147,12 @@ class _CuttingPlaneMKL(WrapperMKL):
         return Simplex()
 
     def _model_minimum(self, state):
-        return state["domain"].minimise_model(np.array(state["S"]), np.array(state["Q"]))
+        return state.domain.minimise_model(np.array(state.cut_offsets), np.array(state.cut_slopes))
 
     def _gap(self, oracle, state, pt):
         record_cut(oracle, state, pt)
-        lower, state["model_theta"] = self._model_minimum(state)
-        state["lower"] = max(state.get("lower", -np.inf), lower)
+        lower, state.model_theta = self._model_minimum(state)
+        state.lower = max(state.lower, lower)
         return super()._gap(oracle, state, pt)  # adds the dual bound D(alpha)
 
 
@@ -184,7 +184,7 @@ class SILP(_CuttingPlaneMKL):
         self.interleaved = interleaved
 
     def _step(self, oracle, state, pt):
-        return oracle.evaluate(state["model_theta"])
+        return oracle.evaluate(state.model_theta)
 
 
 class LevelMKL(_CuttingPlaneMKL):
@@ -196,9 +196,8 @@ class LevelMKL(_CuttingPlaneMKL):
 
     ``tau=0.9`` reproduces the papers' schedule (0.9, raised to 0.99 once
     (UB - LB) / l < 0.01; Xu et al. 2009, Yang et al. 2011). With eq. (24) as
-    printed, that level sits near UB and the iterates crawl: measured here,
-    27 iterations instead of 4 to a 1% gap on 50 Gaussian kernels (n = 500) and
-    910 instead of 13 to 1e-8 on a 5-kernel problem. The default, tau = 0.3, is
+    printed, that level sits near UB and the iterates crawl (docs/design.md,
+    performance, gives the counts). The default, tau = 0.3, is
     the classical level-method constant (about 0.29, Lemarechal, Nemirovskii &
     Nesterov 1995); the optimum reached is the same.
     Over a set with an inequality constraint (GMKL) the projection can fall
@@ -235,18 +234,18 @@ class LevelMKL(_CuttingPlaneMKL):
         self.weight_tol = weight_tol
 
     def _step(self, oracle, state, pt):
-        upper, lower = state["best"].J, state["lower"]
+        upper, lower = state.best.J, state.lower
         gap = upper - lower
         tau = self.tau
         if tau == 0.9 and gap < 0.01 * abs(lower + 0.9 * gap):
             tau = 0.99
         level = lower + tau * gap
-        domain = state["domain"]
+        domain = state.domain
         try:
             theta = domain.project_level(
-                pt.theta, np.array(state["S"]), np.array(state["Q"]), level
+                pt.theta, np.array(state.cut_offsets), np.array(state.cut_slopes), level
             )
         except SubproblemError:  # level set numerically empty (level ~ LB at the end):
-            theta = state["model_theta"]  # the model's minimiser lies in it by definition
+            theta = state.model_theta  # the model's minimiser lies in it by definition
         # the projection may lie inside Theta; J only decreases on scaling it out
         return oracle.evaluate(domain.to_boundary(theta))

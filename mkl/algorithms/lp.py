@@ -68,7 +68,7 @@ class LpAnalytic(_LpMKL):
         if not np.any(w2 > 0):
             return pt
         theta = w2 ** (1.0 / (self.p + 1.0))
-        return oracle.evaluate(state["domain"].normalise(theta))
+        return oracle.evaluate(state.domain.normalise(theta))
 
 
 class LpNewton(_LpMKL):
@@ -104,12 +104,12 @@ class LpNewton(_LpMKL):
                 break
             step *= 0.5
         if oracle.engine is None:
-            gap = relative_gap(state["best"].J, state["lower"])
+            gap = relative_gap(state.best.J, state.lower)
             # the wrapper's approximation of interleaving: coarse SVM solves while
             # far from the optimum, full precision once the gap is within 10 x tol
             # (only those gaps count)
             oracle.svm_tol = self.svm_tol if gap <= 10 * self.tol else float(min(gap, 1e-1))
-        return oracle.evaluate(state["domain"].normalise(cand))
+        return oracle.evaluate(state.domain.normalise(cand))
 
 
 class LpCuttingPlane(_LpMKL):
@@ -146,8 +146,8 @@ class LpCuttingPlane(_LpMKL):
         return super()._gap(oracle, state, pt)
 
     def _step(self, oracle, state, pt):
-        domain = state["domain"]
-        S, Q = np.array(state["S"]), np.array(state["Q"])
+        domain = state.domain
+        S, Q = np.array(state.cut_offsets), np.array(state.cut_slopes)
         domain.center = pt.theta
         for _ in range(self.taylor_steps):
             _, theta = domain.minimise_model(S, Q)

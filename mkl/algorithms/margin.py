@@ -207,8 +207,7 @@ class MEMO(BaseMKL):
     and step beta <- beta + eta g: on mu this is the exponentiated-gradient
     (mirror ascent) step on the simplex. eta comes from a backtracking line
     search: Armijo's condition along g, each search starting from the last
-    accepted step, times 1.25 when that step was accepted at its first trial
-    (measured on HPK banks: per margin solve, 1.25 gains more than 1 or 2).
+    accepted step, times 1.25 when that step was accepted at its first trial.
 
     Stops after ``max_iter`` iterations or when an accepted step improves Psi
     by less than ``tol`` (relative), the paper's rules, or when the relative
@@ -242,7 +241,7 @@ class MEMO(BaseMKL):
 
     ARMIJO = 1e-4  # sufficient-increase constant of the line search
     MAX_HALVINGS = 40
-    GROWTH = 1.25  # the step tried after a step accepted at its first trial (measured)
+    GROWTH = 1.25  # the step tried after a step accepted at its first trial
 
     _parameter_constraints: dict = {
         **BaseMKL._parameter_constraints,

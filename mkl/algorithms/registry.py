@@ -24,14 +24,16 @@ class AlgorithmInfo(NamedTuple):
     """What the workflow checks an experiment file against, without importing
     the family (scikit-learn, SciPy's optimisers: seconds of imports at every
     start of Snakemake): the class's module and name, its ``get_params()``
-    names, its ``tasks`` and ``accepts_factors``. ``tests/test_estimators.py``
-    keeps each entry equal to the class it describes."""
+    names, its ``tasks``, ``accepts_factors`` and ``takes_sample_weight``.
+    ``tests/test_estimators.py`` keeps each entry equal to the class it
+    describes."""
 
     module: str  # of mkl.algorithms
     cls: str
     params: frozenset[str]
     tasks: tuple[str, ...]
     accepts_factors: bool
+    takes_sample_weight: bool
 
 
 _EVERY_TASK = ("classification", "regression", "novelty")
@@ -39,24 +41,34 @@ _CLASSIFICATION = ("classification",)
 _WRAPPER = "C max_iter svm_tol task tol verbose"  # the alternating methods' shared parameters
 
 
-def _info(module, cls, params, tasks=_EVERY_TASK, accepts_factors=True) -> AlgorithmInfo:
-    return AlgorithmInfo(module, cls, frozenset(params.split()), tasks, accepts_factors)
+def _info(
+    module, cls, params, tasks=_EVERY_TASK, accepts_factors=True, sample_weight=False
+) -> AlgorithmInfo:
+    return AlgorithmInfo(
+        module, cls, frozenset(params.split()), tasks, accepts_factors, sample_weight
+    )
 
 
 # registry name -> its description (each family imported on first lookup of the class)
 _ALGORITHMS = {
-    "uniform": _info("baselines", "UniformMKL", "C task tol"),
+    "uniform": _info("baselines", "UniformMKL", "C task tol", sample_weight=True),
     "single_best": _info(
-        "baselines", "SingleBestKernel", "C Cs cv random_state task tol", _EVERY_TASK[:2]
+        "baselines",
+        "SingleBestKernel",
+        "C Cs cv random_state task tol",
+        _EVERY_TASK[:2],
+        sample_weight=True,
     ),
-    "linear": _info("baselines", "SingleKernelSVM", "C kernel_index task tol"),
-    "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol"),
-    "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved"),
-    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol"),
-    "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved"),
-    "lp_cutting_plane": _info("lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved"),
-    "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved"),
-    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v"),
+    "linear": _info("baselines", "SingleKernelSVM", "C kernel_index task tol", sample_weight=True),
+    "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol", sample_weight=True),
+    "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved", sample_weight=True),
+    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol", sample_weight=True),
+    "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved", sample_weight=True),
+    "lp_cutting_plane": _info(
+        "lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved", sample_weight=True
+    ),
+    "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved", sample_weight=True),
+    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v", sample_weight=True),
     "smkl": _info(
         "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION
     ),
@@ -162,6 +174,17 @@ def new_algorithm(name: str, **params):
             f"it takes {sorted(est.get_params())}"
         )
     return est.set_params(**params)
+
+
+def algorithms_where(**fields) -> list[str]:
+    """The registry names (in registry order) whose description has these
+    field values, e.g. ``algorithms_where(accepts_factors=True)``: the lists an
+    error message names, kept with the descriptions."""
+    return [
+        name
+        for name, info in _ALGORITHMS.items()
+        if all(getattr(info, field) == value for field, value in fields.items())
+    ]
 
 
 def algorithms_for_task(task: str) -> list[str]:

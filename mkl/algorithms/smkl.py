@@ -34,8 +34,8 @@ with T the clipping to [0, C]. Each step costs one pass over the bank (all
 alpha'G_i alpha and the gradient come from one matrix-vector product).
 
 Corollary 3's L is a worst case over the box, orders of magnitude above the
-curvature along the path (about 4e6 against tens on 5-10 kernel problems),
-so the theory step crawls: 24-32% above the minimum after 5,000 steps. The
+curvature along the path, so the theory step crawls (docs/design.md,
+performance). The
 default, ``step="adaptive"``, is the same accelerated scheme with the step
 found by backtracking (FISTA, Beck & Teboulle 2009: L doubled until the
 quadratic upper bound holds at the new point, starting from the curvature of

@@ -69,8 +69,7 @@ class Point:
 
 # interleaved chunks without a new best upper bound before the engine solves the
 # SVM of every further point to svm_tol (the chunks' bounds at moving weights
-# stalled about 1e-7 relative above J: SILP on factors asked for 1e-8 ran out
-# of its 400 iterations)
+# stall about 1e-7 relative above J)
 STALLED_CHUNKS = 10
 # the share of ``tol`` below which the weights' part of a chunk's gap hands
 # the rest to solved SVMs (``weights_gap``)
@@ -178,17 +177,40 @@ def weights_gap(pt: Point, q: np.ndarray, domain) -> float:
     and D_theta(alpha) - D(alpha) = 1/2 (sigma_Theta(q) - theta'q), what a
     weight step could still gain at these multipliers. Once the latter is a
     small share of ``tol``, further chunks only finish the SVM, which a solve
-    does in one pass instead of many (n = 500, M = 50, lp_newton p = 4/3: the
-    weights' part fell below 0.01 after 4 chunks, the gap after 15)."""
+    does in one pass instead of many."""
     return 0.5 * float(domain.support(q) - pt.theta @ q) / max(abs(pt.J), 1e-300)
 
 
-def record_cut(oracle: Oracle, state: dict, pt: Point) -> None:
+@dataclass
+class LoopState:
+    """What the wrapper loop keeps between iterations, and who may write it.
+
+    * ``domain``: the weight set Theta (``domains.py``); read-only.
+    * ``best``: the point of least J seen, ``stalled``: interleaved chunks since
+      it last improved; written by the loop only, read by every method.
+    * ``lower``: the best lower bound on min J seen; raised by the gaps
+      (``_gap``: the dual bound D(alpha), a cutting-plane model's minimum).
+    * ``cut_offsets``, ``cut_slopes``: the cuts J(theta) >= S_k - 1/2 Q_k'theta
+      (:func:`record_cut`), for the cutting-plane and level methods.
+    * ``model_theta``: the minimiser of those cuts' model over Theta, kept by
+      the method that computed it (SILP, level) for its step.
+    """
+
+    domain: object
+    best: Point | None = None
+    stalled: int = 0
+    lower: float = -np.inf
+    cut_offsets: list[float] = field(default_factory=list)
+    cut_slopes: list[np.ndarray] = field(default_factory=list)
+    model_theta: np.ndarray | None = None
+
+
+def record_cut(oracle: Oracle, state: LoopState, pt: Point) -> None:
     """Keep the cut J(theta) >= S - 1/2 q'theta that ``pt`` gives (S = 1'alpha, less
-    the intercept's penalty on the factored path), in ``state["S"]`` and
-    ``state["Q"]``, for cutting-plane and level methods."""
-    state.setdefault("S", []).append(pt.sol.linear_term)
-    state.setdefault("Q", []).append(oracle.q(pt))
+    the intercept's penalty on the factored path), for cutting-plane and level
+    methods."""
+    state.cut_offsets.append(pt.sol.linear_term)
+    state.cut_slopes.append(oracle.q(pt))
 
 
 def relative_gap(upper: float, lower: float) -> float:
@@ -227,31 +249,31 @@ class WrapperMKL(BaseMKL):
     def _domain(self):
         raise NotImplementedError
 
-    def _step(self, oracle: Oracle, state: dict, pt: Point) -> Point:
+    def _step(self, oracle: Oracle, state: LoopState, pt: Point) -> Point:
         """The method's weight update from ``pt``: returns the next evaluated point."""
         raise NotImplementedError
 
-    def _gap(self, oracle: Oracle, state: dict, pt: Point) -> float:
+    def _gap(self, oracle: Oracle, state: LoopState, pt: Point) -> float:
         """Relative gap (upper - lower) / upper, upper = the best J seen. Default:
         the duality gap, lower = the best dual bound D(alpha) seen."""
-        lower = dual_bound(pt, oracle.q(pt), state["domain"])
-        state["lower"] = max(state.get("lower", -np.inf), lower)
-        return relative_gap(state["best"].J, state["lower"])
+        lower = dual_bound(pt, oracle.q(pt), state.domain)
+        state.lower = max(state.lower, lower)
+        return relative_gap(state.best.J, state.lower)
 
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
     takes_sample_weight = True
 
     @staticmethod
-    def _confirm(oracle: Oracle, state: dict, log: IterationLog) -> None:
+    def _confirm(oracle: Oracle, state: LoopState, log: IterationLog) -> None:
         """Solve the SVM at the best interleaved point's weights to ``svm_tol``
         and record it: J(theta) <= the primal bound that point was kept for,
         so the gap against the lower bound so far only shrinks."""
-        pt = oracle.confirm(state["best"])
+        pt = oracle.confirm(state.best)
         # the exact point replaces the bound, also where rounding puts it a hair above
         log.best, log.best_objective = pt, float(pt.J)
-        state["best"] = pt
-        gap = relative_gap(state["best"].J, state.get("lower", -np.inf))
+        state.best = pt
+        gap = relative_gap(state.best.J, state.lower)
         log.record(
             pt.J, gap=gap, weights=pt.theta, svm_solves=oracle.svm_solves,
             passes=oracle.work, chunks=oracle.chunks,
@@ -268,11 +290,11 @@ class WrapperMKL(BaseMKL):
         theta = domain.initial(problem.n_kernels)
         # the uniform start reuses the average kernel formed by input validation
         pt = oracle.evaluate(theta, problem.uniform_combination(theta))
-        state = {"domain": domain}
+        state = LoopState(domain)
 
         def record(pt):
-            state["best"] = log.consider(pt.J, pt)
-            state["stalled"] = 0 if state["best"] is pt else state.get("stalled", 0) + 1
+            state.best = log.consider(pt.J, pt)
+            state.stalled = 0 if state.best is pt else state.stalled + 1
             gap = self._gap(oracle, state, pt)
             log.record(
                 pt.J, gap=gap, weights=pt.theta, svm_solves=oracle.svm_solves,
@@ -290,7 +312,7 @@ class WrapperMKL(BaseMKL):
             else:
                 stop = None
             if stop:
-                if not state["best"].exact:
+                if not state.best.exact:
                     # interleaved: the SVM at the best weights solved to svm_tol;
                     # its J is at most the bound the gap was measured with
                     self._confirm(oracle, state, log)
@@ -298,13 +320,13 @@ class WrapperMKL(BaseMKL):
                 break
             if it == self.max_iter:
                 break
-            if oracle.chunked and state["stalled"] >= STALLED_CHUNKS:
+            if oracle.chunked and state.stalled >= STALLED_CHUNKS:
                 # chunks at moving weights no longer lower the upper bound: from
                 # here on every point is the SVM solved to svm_tol by the engine,
                 # the first at the best weights so far
                 oracle.chunked = False
-                if not state["best"].exact:
-                    pt = oracle.confirm(state["best"], track=True)
+                if not state.best.exact:
+                    pt = oracle.confirm(state.best, track=True)
                     continue
             if (
                 oracle.chunked

@@ -10,7 +10,7 @@ functions and normalisations are in :mod:`mkl.kernels.functions`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -97,9 +97,6 @@ class KernelSpec:
             scope = f"x{self.feature}"
         par = "" if self.param is None else f"({self.param:g})"
         return f"{self.family}{par}@{scope}"
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 BANK_DTYPES = ("float32", "float64")
