@@ -10,9 +10,9 @@ import pytest
 
 from mkl.datasets import gmkl_toy, smkl_toy
 from mkl.workflow.dataset import Dataset, build_dataset
+from mkl.workflow.dataset_registry import load_registry
 from mkl.workflow.fetch import DatasetUnavailable, fetch
 from mkl.workflow.preprocessing import scale_features
-from mkl.workflow.registry import load_registry
 from mkl.workflow.splits import make_splits
 
 from ..conftest import MIRROR, REPO, needs_mirror

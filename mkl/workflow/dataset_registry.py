@@ -40,16 +40,6 @@ def load_registry(path: str | os.PathLike) -> dict:
     return reg
 
 
-def registry_entry(registry: Mapping, name: str) -> Mapping:
-    """One dataset's entry, or a ValueError listing the known names."""
-    try:
-        return registry[name]
-    except KeyError:
-        raise ValueError(
-            f"dataset {name!r} is not in the registry; known: {', '.join(sorted(registry))}"
-        ) from None
-
-
 def source_files(source: Mapping) -> list[dict]:
     """The files of one source, each with a ``name`` (its file name in
     ``results/raw/{dataset}/``) and a ``sha256`` (None where the registry
