@@ -3,7 +3,7 @@
 and tested without Snakemake.
 
 Datasets
-    ``registry`` (the dataset registry), ``fetch`` (downloads checked by
+    ``dataset_registry`` (the dataset registry), ``fetch`` (downloads checked by
     sha256), ``parsers`` (raw formats), ``preprocessing`` (labels, scaling),
     ``dataset`` (the normalised file), ``splits`` (seeded splits and folds).
 Experiments and jobs
@@ -11,9 +11,12 @@ Experiments and jobs
     the experiment files), ``experiment`` (what an experiment file asks for),
     ``targets`` (the files a run builds), ``banks`` (a split's kernel bank),
     ``evaluation`` (a fit job: model selection, refit, test), ``timing``
-    (fit-time points), ``jobs`` (a rule script's start-up and error policy).
+    (fit-time points) and ``timing_settings`` (their n, kernels and
+    representation), ``jobs`` (a rule script's start-up and error policy).
 Results
-    ``tables`` (ours beside the papers'), ``figures``.
+    ``tables`` (ours beside the papers'), ``figures``, ``fidelity`` (every
+    paper cell beside ours), ``record`` (the record of the runs the README
+    reports: a maintainer's tool, no stage).
 Machinery
     ``hashing`` (source hashes that rerun stages when their code changes),
     ``resources`` (memory and run time estimates for cluster jobs),

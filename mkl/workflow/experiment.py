@@ -324,7 +324,7 @@ def _check_timing_points(
     """Every point of a timing figure is well formed, and a factor bank's series
     are estimators that take one."""
     from ..algorithms.registry import algorithm_info
-    from .representation import timing_point_settings
+    from .timing_settings import timing_point_settings
 
     for label, series in spec.get("series", {}).items():
         if series["algorithm"] not in algorithms:

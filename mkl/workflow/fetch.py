@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .._io import atomic_path, write_json
-from .registry import source_files
+from .dataset_registry import source_files
 
 CHUNK = 1 << 20
 

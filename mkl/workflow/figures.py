@@ -27,7 +27,7 @@ def plot_metric(
     datasets = list(summary["dataset"].unique())
     algorithms = list(summary["algorithm"].unique())
     if not datasets:  # nothing was available: a figure that says so
-        _save_notice(f"{title}: no dataset available", path_png, path_pdf)
+        save_notice(f"{title}: no dataset available", path_png, path_pdf)
         return
     width = 0.8 / max(len(algorithms), 1)
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
@@ -56,7 +56,7 @@ def plot_metric(
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
+    save_figure(fig, path_png, path_pdf)
 
 
 def plot_weights(
@@ -99,7 +99,7 @@ def plot_weights(
     if title:
         fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
+    save_figure(fig, path_png, path_pdf)
 
 
 METRIC_LABELS = {
@@ -266,7 +266,7 @@ def plot_curves(
 
     metrics = list(dict.fromkeys(curves["metric"]))
     if not metrics:
-        _save_notice(f"{title}: no data available", path_png, path_pdf)
+        save_notice(f"{title}: no data available", path_png, path_pdf)
         return
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
@@ -315,20 +315,20 @@ def plot_curves(
     else:
         legend_ax.legend(fontsize="small", frameon=False, loc="best")
         fig.tight_layout()
-    _save_figure(fig, path_png, path_pdf)
+    save_figure(fig, path_png, path_pdf)
 
 
-def _save_notice(text: str, path_png, path_pdf) -> None:
+def save_notice(text: str, path_png, path_pdf) -> None:
     """A small figure that only says why there is nothing to plot."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(4, 1.5))
     ax.axis("off")
     ax.text(0.5, 0.5, text, ha="center", va="center")
-    _save_figure(fig, path_png, path_pdf)
+    save_figure(fig, path_png, path_pdf)
 
 
-def _save_figure(fig, path_png, path_pdf) -> None:
+def save_figure(fig, path_png, path_pdf) -> None:
     """Write a figure as PNG and PDF, each atomically, and release it."""
     import matplotlib.pyplot as plt
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from ..kernels.representation import bank_representation
 from ..kernels.specs import ALL_FEATURES, expand_bank_spec
-from .representation import timing_point_settings
+from .timing_settings import timing_point_settings
 
 BASE_MEM_MB = 600  # Python, numpy, the libraries
 MEMORY_FACTOR = 2.5  # a bank in memory, plus the fold blocks or results built from it

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from mkl.datasets import gmkl_toy, smkl_toy
+from mkl.workflow.config import load_registry
 from mkl.workflow.dataset import Dataset, build_dataset
 from mkl.workflow.fetch import DatasetUnavailable, fetch
 from mkl.workflow.preprocessing import scale_features
-from mkl.workflow.registry import load_registry
 from mkl.workflow.splits import make_splits
 
 from ..conftest import MIRROR, REPO, needs_mirror
 
-REGISTRY = load_registry(REPO / "config" / "datasets.yaml")
+REGISTRY = load_registry(REPO / "config" / "datasets.yaml", REPO / "workflow" / "schemas")
 
 # (dataset, shape, class counts) as verified in the mirror's MANIFEST.tsv
 EXPECTED = {

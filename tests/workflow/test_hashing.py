@@ -78,6 +78,19 @@ def test_an_edit_changes_the_hashes_of_the_stages_that_run_it(tree, module_file,
     assert changed_after(tree, module_file) == stages
 
 
+def test_the_record_tool_is_no_part_of_the_fidelity_stage(tree):
+    """Editing the maintainer's record tool (mkl.workflow.record) reruns no
+    fidelity job; editing the stage's own module does."""
+    assert "mkl.workflow.record" not in hashing.closure(hashing.FIDELITY, tree)
+    before = hashing.source_hash(hashing.FIDELITY, tree)
+    with open(tree / "workflow" / "record.py", "a") as fh:
+        fh.write("\n# an edit\n")
+    assert hashing.source_hash(hashing.FIDELITY, tree) == before
+    with open(tree / "workflow" / "fidelity.py", "a") as fh:
+        fh.write("\n# an edit\n")
+    assert hashing.source_hash(hashing.FIDELITY, tree) != before
+
+
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match="unknown algorithm 'nope'"):
         hashing.fit_hash("nope")

@@ -9,18 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mkl.workflow.fidelity import (
-    COLUMNS,
+from mkl.workflow.fidelity import COLUMNS, NOT_RUN, OK, with_mean_ranks
+from mkl.workflow.record import (
     KEY,
-    NOT_RUN,
-    OK,
     README_BEGIN,
     README_END,
     merge_record,
     read_cells,
     readme_results,
     update_readme,
-    with_mean_ranks,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +28,7 @@ def test_readme_results_are_rendered_from_the_record():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END)
     assert readme[start:end] == readme_results(read_cells(RECORD)), (
-        "README.md's results differ from docs/fidelity.csv: run python -m mkl.workflow.fidelity"
+        "README.md's results differ from docs/fidelity.csv: run python -m mkl.workflow.record"
     )
 
 

@@ -5,7 +5,6 @@ import pytest
 
 from mkl.banks.factor_bank import FactorBank
 from mkl.datasets import gmkl_toy
-from mkl.workflow.representation import timing_point_settings
 from mkl.workflow.timing import (
     draw,
     draw_points,
@@ -15,6 +14,7 @@ from mkl.workflow.timing import (
     timing_point,
     translate_images,
 )
+from mkl.workflow.timing_settings import timing_point_settings
 
 
 def test_draw_is_stratified_seeded_and_sorted():

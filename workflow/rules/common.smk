@@ -24,7 +24,7 @@ from mkl.workflow.config import (
     load_experiments,
     load_registry,
 )
-from mkl.workflow.registry import mirror_copies
+from mkl.workflow.dataset_registry import mirror_copies
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 try:

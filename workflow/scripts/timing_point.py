@@ -11,8 +11,8 @@ def main(snakemake, log):
     from mkl._io import write_json
     from mkl.workflow import experiment
     from mkl.workflow.dataset import Dataset
-    from mkl.workflow.representation import timing_point_settings
     from mkl.workflow.timing import timing_point
+    from mkl.workflow.timing_settings import timing_point_settings
 
     exp = snakemake.params.experiment
     spec = exp["figures"][snakemake.wildcards.figure]

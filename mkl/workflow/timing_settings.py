@@ -1,6 +1,10 @@
-"""The representation of a timing figure's points: dense, or factors of a
-rank (a bank spec's own ``representation`` is read by
-:func:`mkl.kernels.representation.bank_representation`).
+"""The settings of a timing figure's points (:mod:`mkl.workflow.timing`): the
+training size n, the number of kernels and the representation, dense or
+factors of a rank (a bank spec's own ``representation`` is read by
+:func:`mkl.kernels.representation.bank_representation`). Apart from
+:mod:`mkl.workflow.timing`, which imports scikit-learn and the solvers: every
+start of Snakemake reads these settings (the experiment checks, the timing
+jobs' memory estimates) and imports neither.
 """
 
 from __future__ import annotations

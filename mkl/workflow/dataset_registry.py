@@ -17,8 +17,9 @@ Registry entry::
       drop_constant: true            # drop features constant over all samples
       labels: {positive: ["g"]}      # or {map: {raw: class}}; optional
 
-The file is validated against ``workflow/schemas/datasets.schema.yaml`` by
-:func:`mkl.workflow.config.load_registry`.
+The file is read and validated against ``workflow/schemas/datasets.schema.yaml``
+by :func:`mkl.workflow.config.load_registry`; this module lists an entry's
+source files and the mirror copies of them that exist.
 """
 
 from __future__ import annotations
@@ -26,28 +27,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-
-def load_registry(path: str | os.PathLike) -> dict:
-    """The registry file as a dict of entries (not validated: see
-    :func:`mkl.workflow.config.load_registry`)."""
-    import yaml
-
-    with open(path) as fh:
-        reg = yaml.safe_load(fh) or {}
-    if not isinstance(reg, dict):
-        raise ValueError(f"dataset registry {path} must map dataset names to entries")
-    return reg
-
-
-def registry_entry(registry: Mapping, name: str) -> Mapping:
-    """One dataset's entry, or a ValueError listing the known names."""
-    try:
-        return registry[name]
-    except KeyError:
-        raise ValueError(
-            f"dataset {name!r} is not in the registry; known: {', '.join(sorted(registry))}"
-        ) from None
 
 
 def source_files(source: Mapping) -> list[dict]:

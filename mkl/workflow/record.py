@@ -1,0 +1,226 @@
+"""The record of the runs the README reports: ``docs/fidelity.csv``, the
+fidelity table (:mod:`mkl.workflow.fidelity`) of the runs on record, and the
+README's results block generated from it (between README_BEGIN and
+README_END). A maintainer's tool, run in the repository as
+``python -m mkl.workflow.record``; no stage runs it, so editing it reruns
+nothing (the fidelity stage's source hash does not cover it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._io import write_text
+from .fidelity import (
+    FAILED,
+    NOT_AVAILABLE,
+    NOT_MAPPED,
+    NOT_RUN,
+    OK,
+    RANK_METRIC,
+    fidelity_summary,
+    with_mean_ranks,
+)
+from .tables import fmt_pm, write_csv
+
+README_BEGIN = "<!-- fidelity: generated from docs/fidelity.csv; do not edit by hand -->"
+README_END = "<!-- /fidelity -->"
+SHORT_STATUS = {NOT_RUN: "not run", NOT_AVAILABLE: "n/a", FAILED: "failed", NOT_MAPPED: ""}
+
+
+def _cell_text(row) -> str:
+    """A table cell "ours (paper)", * beyond two paper sd; else why there is none."""
+    digits = 2 if row["metric"] == RANK_METRIC else 1  # ranks as the paper prints them
+    paper = fmt_pm(row["paper_mean"], row["paper_std"], digits)
+    if row["status"] != OK:
+        word = SHORT_STATUS.get(row["status"].split(":")[0], row["status"])
+        return f"{word} ({paper})" if word else ""
+    ours = fmt_pm(row["ours_mean"], row["ours_std"], digits)
+    mark = " *" if row["within_2sd"] is False else ""
+    return f"{ours} ({paper}){mark}"
+
+
+def readme_results(cells: pd.DataFrame) -> str:
+    """The README's results, rendered from the fidelity cells: the summary per
+    paper, then per paper table (and metric) a wide table, a row per dataset
+    and a column per method in the paper's order, each cell "ours (paper)"
+    with * beyond two of the paper's sd, or why there is no number (not run,
+    n/a: the dataset is not available, failed)."""
+    summary = fidelity_summary(cells)
+    shown = summary[
+        ["paper", "cells", "compared", "with_sd", "within_2sd", "mean_abs_difference"]
+        + ["rank_agreement_without_sd", "not_run", "not_available", "not_compared"]
+    ].copy()
+    shown["mean_abs_difference"] = shown["mean_abs_difference"].round(2)
+    shown["rank_agreement_without_sd"] = shown["rank_agreement_without_sd"].round(2)
+    out = [
+        README_BEGIN,
+        "",
+        "Summary (`results/tables/fidelity.md`): cells compared, how many of those with "
+        "a paper sd are within two of it, the mean |ours - paper|, and for cells without "
+        "an sd the Spearman agreement of the methods' order per dataset.",
+        "",
+        shown.to_markdown(index=False).replace(" nan ", " - "),
+        "",
+    ]
+    mapped = cells[~cells["status"].str.startswith(NOT_MAPPED)]
+    for (paper, table, metric), g in mapped.groupby(["paper", "table", "metric"], sort=False):
+        methods = list(dict.fromkeys(g["method"]))
+        rows = []
+        for dataset, d in g.groupby("dataset", sort=False):
+            row = {"dataset": dataset}
+            for _, r in d.iterrows():
+                row[r["method"]] = _cell_text(r)
+            rows.append(row)
+        ok = g[g["status"] == OK]
+        with_sd = ok[ok["paper_std"].notna()]
+        if len(with_sd):
+            count = (
+                f"{int(with_sd['within_2sd'].astype(bool).sum())} of {len(with_sd)} within two sd"
+            )
+        elif len(ok):
+            count = f"{len(ok)} compared, no paper sd"
+        else:
+            count = "none compared yet"
+        experiments = ", ".join(sorted(set(ok["experiment"]))) or "-"
+        out += [
+            f"**{paper}, {table}** ({metric}; {count}; ours from {experiments}):",
+            "",
+            pd.DataFrame(rows, columns=["dataset", *methods]).fillna("").to_markdown(index=False),
+            "",
+        ]
+    out.append(README_END)
+    return "\n".join(out)
+
+
+def update_readme(readme_path, cells_csv) -> bool:
+    """Replace the README's generated results (between README_BEGIN and
+    README_END) with :func:`readme_results` of ``cells_csv``; True if it changed."""
+    text = open(readme_path, encoding="utf-8").read()
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme_path} has no block between {README_BEGIN} and {README_END}")
+    start, end = text.index(README_BEGIN), text.index(README_END) + len(README_END)
+    new = text[:start] + readme_results(read_cells(cells_csv)) + text[end:]
+    if new != text:
+        write_text(readme_path, new)
+    return new != text
+
+
+def read_cells(path) -> pd.DataFrame:
+    """A fidelity.csv as written by :func:`~mkl.workflow.fidelity.write_fidelity` (within_2sd: True,
+    False or empty)."""
+    cells = pd.read_csv(path, keep_default_na=True)
+    cells["within_2sd"] = cells["within_2sd"].map(
+        lambda v: None if pd.isna(v) else str(v) == "True"
+    )
+    cells["status"] = cells["status"].fillna("")
+    return cells
+
+
+KEY = ["paper", "table", "dataset", "method", "metric"]
+
+
+def merge_record(
+    record: pd.DataFrame,
+    run: pd.DataFrame,
+    papers: Sequence[str],
+    algorithms: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
+    fidelity table where those papers' experiments were run), the other papers'
+    rows kept: a record gathered from runs made at different times, each row
+    naming its experiment. With ``algorithms`` and/or ``datasets`` (ours),
+    only their rows are replaced (a rerun of one method, or of some datasets,
+    after a change to them), rank rows kept for :func:`with_mean_ranks` to
+    derive again. Refuses a paper the record does not hold, one with no cell run in
+    ``run``, or one whose cells in ``run`` lack some of the record's; cells
+    ``run`` adds (cells of the paper newly entered in paper_results.csv)
+    follow the paper's other cells, in ``run``'s order."""
+    known = set(record["paper"])
+    unknown = [p for p in papers if p not in known]
+    if unknown:
+        raise ValueError(f"papers {unknown} are not in the record; its papers: {sorted(known)}")
+
+    def chosen(cells: pd.DataFrame) -> pd.Series:
+        rows = cells["paper"].isin(papers)
+        if algorithms or datasets:  # a rank row spans them all: derived again after
+            rows &= cells["metric"] != RANK_METRIC
+        if algorithms:
+            rows &= cells["our_algorithm"].isin(algorithms)
+        if datasets:
+            rows &= cells["our_dataset"].isin(datasets)
+        return rows
+
+    taken = run[chosen(run)]
+    which = (f" by {list(algorithms)}" if algorithms else "") + (
+        f" on {list(datasets)}" if datasets else ""
+    )
+    for paper in papers:
+        rows = taken[taken["paper"] == paper]
+        if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
+            raise ValueError(f"no cell of {paper} was run{which} in this fidelity table")
+    replaced = chosen(record)
+    lost = set(map(tuple, record.loc[replaced, KEY].values)) - set(map(tuple, taken[KEY].values))
+    if lost:
+        raise ValueError(
+            f"the fidelity table lacks {len(lost)} cells of {list(papers)} that the record "
+            f"holds, e.g. {sorted(lost)[0]}"
+        )
+    merged = pd.concat([record[~replaced], taken], ignore_index=True)
+    # the record's order; a new cell after its paper's last cell in the record
+    order = {tuple(k): float(i) for i, k in enumerate(record[KEY].values)}
+    last = {paper: np.flatnonzero(record["paper"].to_numpy() == paper).max() for paper in papers}
+    position = [
+        order[tuple(k)] if tuple(k) in order else last[k[0]] + 0.5 for k in merged[KEY].values
+    ]
+    return merged.iloc[np.argsort(position, kind="stable")].reset_index(drop=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m mkl.workflow.record [results/tables/fidelity.csv] [--papers P ...
+    [--algorithms A ...] [--datasets D ...]]``, run in the repository: copy the
+    fidelity table of the runs to docs/fidelity.csv (the record the README
+    reports), or with ``--papers`` only those papers' rows (with
+    ``--algorithms`` / ``--datasets``, only those algorithms' / datasets' rows
+    of them; the others stay as recorded), and regenerate the README's
+    results from it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mkl.workflow.record", description=main.__doc__.splitlines()[0]
+    )
+    parser.add_argument("source", nargs="?", default="results/tables/fidelity.csv")
+    parser.add_argument(
+        "--papers", nargs="+", metavar="PAPER", help="update only these papers' rows"
+    )
+    parser.add_argument(
+        "--algorithms",
+        nargs="+",
+        metavar="ALGORITHM",
+        help="with --papers: update only the rows of these of our algorithms",
+    )
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        metavar="DATASET",
+        help="with --papers: update only the rows of these of our datasets",
+    )
+    args = parser.parse_args(argv)
+    if (args.algorithms or args.datasets) and not args.papers:
+        parser.error("--algorithms and --datasets need --papers")
+    record = "docs/fidelity.csv"
+    cells = read_cells(args.source)
+    if args.papers:
+        cells = merge_record(read_cells(record), cells, args.papers, args.algorithms, args.datasets)
+    # the rank rows derived again from the cells they rank (a merge mixes runs)
+    write_csv(with_mean_ranks(cells), record)
+    changed = update_readme("README.md", record)
+    print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
+
+
+if __name__ == "__main__":
+    main()
