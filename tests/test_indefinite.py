@@ -1,6 +1,7 @@
 """Kernels from indefinite similarities.
 
-mkl/kernels/similarity.py, mkl/kernels/spectra.py, mkl/algorithms/indefinite.py.
+mkl/kernels/similarity.py, mkl/kernels/spectra.py, mkl/algorithms/eigen_transforms.py,
+mkl/algorithms/indefinite.py, mkl/algorithms/nonsparse.py.
 """
 
 import warnings
@@ -16,9 +17,9 @@ from mkl.algorithms.indefinite import (
     ESKL,
     entropic_kernel,
     loss_and_subgradient,
-    nonsparse_mkl,
     project_svm_set,
 )
+from mkl.algorithms.nonsparse import nonsparse_mkl
 from mkl.banks.kernel_bank import KernelBank
 from mkl.kernels import similarity, spectra
 from mkl.kernels.specs import KernelSpec

@@ -4,8 +4,8 @@ Training similarities S_train (M, n, n), test rows S_test (M, n_test, n) (the
 estimator contract, docs/design.md). After a fit on a small problem the decision
 values are recomputed here from numpy.linalg.eigh and sklearn's
 SVC(kernel="precomputed"), without the library's helpers (mkl.kernels.spectra), by
-the rules documented in mkl/kernels/spectra.py and mkl/algorithms/indefinite.py
-(Kundu et al. 2010 say nothing of test points):
+the rules documented in mkl/kernels/spectra.py, mkl/algorithms/eigen_transforms.py
+and mkl/algorithms/indefinite.py (Kundu et al. 2010 say nothing of test points):
 
 * denoise / flip: K~ = 1/M sum_m V_m diag(mu_m) V_m' with mu = max(lambda, 0) or
   |lambda|; a test row s_m is mapped through the same eigenbasis,
@@ -179,14 +179,14 @@ def record_svm_kernels(monkeypatch):
 def record_mkl_kernels(monkeypatch):
     """Every bank of learned kernels EMKL / REKL hand to their inner MKL, and its weights."""
     seen = []
-    real = indefinite._mkl
+    real = indefinite.nonsparse_mkl
 
     def mkl_solve(kernels, *args, **kwargs):
         out = real(kernels, *args, **kwargs)
         seen.append((np.array(kernels, dtype=np.float64), np.array(out[0]), out[3]["gamma"]))
         return out
 
-    monkeypatch.setattr(indefinite, "_mkl", mkl_solve)
+    monkeypatch.setattr(indefinite, "nonsparse_mkl", mkl_solve)
     return seen
 
 

@@ -63,8 +63,8 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
 
     ``learns_kernel``: False for methods whose classifier is an SVM on
     sum_m weights_m K_m of the given bank; True for those that learn a new
-    kernel from it (mkl/algorithms/indefinite.py), whose ``weights_`` say how
-    the given matrices enter the test-time kernel.
+    kernel from it (mkl/algorithms/eigen_transforms.py, indefinite.py), whose
+    ``weights_`` say how the given matrices enter the test-time kernel.
 
     ``task``: a constructor parameter of the methods whose math carries over to
     other inner duals (``tasks`` lists them; mkl/solvers/tasks.py):

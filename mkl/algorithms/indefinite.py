@@ -1,18 +1,17 @@
-"""Kernels from (possibly indefinite) similarity matrices: Kundu, Tankasali,
-Bhattacharyya & Ben-Tal, "Efficient algorithms for learning kernels from
-multiple similarity matrices with general convex loss functions" (NIPS 2010),
-and the baselines it compares against.
+"""Kernels learned from (possibly indefinite) similarity matrices: IndSVM (Luss &
+d'Aspremont, NIPS 2007) and the entropic mirror-descent methods of Kundu,
+Tankasali, Bhattacharyya & Ben-Tal, "Efficient algorithms for learning kernels
+from multiple similarity matrices with general convex loss functions" (NIPS
+2010). The fixed-kernel baselines that paper compares against (eigen
+transforms, similarities as features) are in mkl.algorithms.eigen_transforms.
 
 The input bank holds m similarity matrices S_1..S_m (training blocks, symmetric,
 possibly indefinite; their eigendecompositions come from
-:func:`mkl.kernels.spectra.spectra`, stored once per bank). With the SVM value
+:func:`mkl.kernels.spectra.spectra`, stored once per bank). Each method learns
+a PSD kernel close to them together with the SVM on it. With the SVM value
 
     omega(K) = max_{alpha in A} 1'alpha - 1/2 alpha'Y K Y alpha                 (1)
 
-* :class:`EigenTransformSVM` (``denoise``, ``flip``, ``shift``): an SVM on the
-  transformed spectrum (averaged over the matrices);
-* :class:`SimilarityFeaturesSVM` (``similarity_features``): a linear SVM with
-  the similarities to the training points as features, K = S S';
 * :class:`IndSVM` (Luss & d'Aspremont 2007): max_alpha min_{K psd} of (1) +
   rho ||K - S||_F^2, whose inner minimiser is K*(alpha) = (S + vv'/(4 rho))_+
   (eq. 3), v = Y alpha; projected gradient ascent on alpha with its duality gap;
@@ -37,44 +36,35 @@ docs/protocols.md, "Reading the papers' equations"):
 * MKL in EMKL/REKL is the non-sparse MKL of eq. (10) (Nath et al. 2009, the
   paper's [10]): Omega(K_1..K_m) = max_{gamma in simplex} max_{alpha in A}
   1'alpha - 1/2 alpha'Y (sum_i K_i / gamma_i) Y alpha, solved by
-  :func:`nonsparse_mkl`; by Danskin's theorem a subgradient in K_i is
-  -1/(2 gamma_i*) v v' (eq. 12), v = Y alpha*.
+  :func:`mkl.algorithms.nonsparse.nonsparse_mkl`; by Danskin's theorem a
+  subgradient in K_i is -1/(2 gamma_i*) v v' (eq. 12), v = Y alpha*.
 * Step sizes are those of Proposition 3.1 / Theorem 3.2 / Proposition 3.2,
   eta_t = sqrt(2 log n / (m t)) / Lip, with Lip the largest subgradient norm
   seen so far (the propositions need a bound on the norms along the iterates).
   ``history_`` records the objective; ``objective_`` is the best one, whose
   kernel the final classifier uses.
-* Test similarities: denoise and flip map them through the training
-  eigenvectors, the other methods use them as they are (mkl/kernels/spectra.py).
+* Test similarities are used as they are, with the learned SVM's
+  coefficients and ``weights_`` (mkl/kernels/spectra.py).
 * the trace ``tau`` defaults to that of the average similarity block (n for
   unit-diagonal similarities).
 """
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
-from types import SimpleNamespace
 
 import numpy as np
 import scipy.linalg
 from scipy.optimize import brentq
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..banks.algebra import spectral_ratio
 from ..exceptions import InputError, SolverError
-from ..kernels.spectra import (
-    TRANSFORMS,
-    from_spectrum,
-    spectra,
-    symmetric_eigh,
-    test_map,
-    transform_spectrum,
-)
+from ..kernels.spectra import from_spectrum, spectra, symmetric_eigh
 from ..solvers.libsvm import primal_objective, solve_svm_dual
 from .base import BaseMKL, BinaryFit
-from .iterations import IterationLog, single_solve
+from .iterations import IterationLog
+from .nonsparse import nonsparse_mkl
 
 LOSSES = ("l1", "l2", "l3")
 
@@ -83,109 +73,6 @@ def _finite_C(C) -> float:
     if C is None:
         raise InputError("this method needs a finite C (soft margin), got C=None")
     return float(C)
-
-
-def _fit_from_svm(method: str, weights, sol, K_learned, **extra) -> BinaryFit:
-    """A method that solves one SVM on a kernel it built (no gap: NaN)."""
-    log = single_solve(method, sol.objective, sol.converged)
-    log.finish()
-    return BinaryFit(
-        weights=np.asarray(weights, dtype=np.float64),
-        dual_coef=sol.dual_coef,
-        intercept=sol.bias,
-        objective=float(sol.objective),
-        spectral_ratio=spectral_ratio(K_learned),
-        **log.fit_fields(),
-        **extra,
-    )
-
-
-# --------------------------------------------------------------------------- #
-# Baselines: spectrum transforms and similarities as features                 #
-# --------------------------------------------------------------------------- #
-class EigenTransformSVM(BaseMKL):
-    """SVM on the transformed spectrum of each similarity matrix, averaged:
-    K = 1/m sum_i V_i diag(mu(lambda_i)) V_i' with ``transform`` one of
-    ``denoise`` (clip), ``flip`` (absolute value), ``shift`` (Wu et al. 2005;
-    Kundu et al. 2010, Section 4). Test similarities: see mkl/kernels/spectra.py."""
-
-    learns_kernel = True
-    requires_psd = False
-
-    transform = "denoise"
-
-    def __init__(self, C=1.0, tol=1e-3):
-        self.C = C
-        self.tol = tol
-
-    def _prepare(self, K, K_mean):
-        sp = spectra(K)
-        M, n, _ = K.shape
-        K_psd = np.zeros((n, n))
-        # shift: K = S - delta I, so test similarities are used as they are (no map)
-        maps = None if self.transform == "shift" else np.empty((M, n, n))
-        for m in range(M):
-            mu = transform_spectrum(sp.values[m], self.transform)
-            K_psd += from_spectrum(sp.vectors[m], mu) / M
-            if maps is not None:
-                maps[m] = test_map(sp.vectors[m], sp.values[m], mu)
-        return (K_psd + K_psd.T) / 2, maps
-
-    def _fit_binary(self, K, y, K_mean):
-        K_psd, maps = self._shared
-        M = K.shape[0]
-        sol = solve_svm_dual(K_psd, y, self.C, self.tol)
-        # (M, n): P_i applied to the coefficients; None: every kernel uses dual_coef
-        test_coef = None if maps is None else maps @ sol.dual_coef
-        return _fit_from_svm(
-            type(self).__name__, np.full(M, 1.0 / M), sol, K_psd, test_coef=test_coef
-        )
-
-
-class Denoise(EigenTransformSVM):
-    __doc__ = EigenTransformSVM.__doc__
-    transform = "denoise"
-
-
-class Flip(EigenTransformSVM):
-    __doc__ = EigenTransformSVM.__doc__
-    transform = "flip"
-
-
-class Shift(EigenTransformSVM):
-    __doc__ = EigenTransformSVM.__doc__
-    transform = "shift"
-
-
-assert {Denoise.transform, Flip.transform, Shift.transform} == set(TRANSFORMS)
-
-
-class SimilarityFeaturesSVM(BaseMKL):
-    """Linear SVM with the similarities to the training points as features
-    (Kundu et al. 2010, Table 3: "Linear SVM"): K = 1/m sum_i S_i S_i', and a
-    test point's kernel row is 1/m sum_i s_i S_i'."""
-
-    learns_kernel = True
-    requires_psd = False
-
-    def __init__(self, C=1.0, tol=1e-3):
-        self.C = C
-        self.tol = tol
-
-    def _prepare(self, K, K_mean):
-        M = K.shape[0]
-        S = K.astype(np.float64, copy=False)
-        K_lin = np.einsum("mij,mkj->ik", S, S) / M
-        return (K_lin + K_lin.T) / 2
-
-    def _fit_binary(self, K, y, K_mean):
-        K_lin = self._shared
-        M = K.shape[0]
-        sol = solve_svm_dual(K_lin, y, self.C, self.tol)
-        test_coef = np.einsum("mij,j->mi", K.astype(np.float64, copy=False), sol.dual_coef)
-        return _fit_from_svm(
-            "SimilarityFeaturesSVM", np.full(M, 1.0 / M), sol, K_lin, test_coef=test_coef
-        )
 
 
 # --------------------------------------------------------------------------- #
@@ -220,11 +107,10 @@ class IndSVM(BaseMKL):
     gradient ascent with an Armijo backtracking line search, started from the
     SVM on the denoised S. Duality gap: f(K*(alpha)) - g(alpha) >= 0 with
     f(K) = omega(K) + rho ||K - S||_F^2, omega bounded from above by the SVM
-    primal at libsvm's solution, so the gap is certified whatever ``svm_tol``
-    (measured: 1e-4 instead of 1e-6 runs 3.4x faster, the SVM on the rank-one
-    spiked K* being slow to converge); ``history_`` records both bounds and the
-    loop stops when the relative gap is below ``tol`` (or, not converged, when
-    the line search finds no ascent step).
+    primal at libsvm's solution, so the gap is certified whatever ``svm_tol``;
+    ``history_`` records both bounds and the loop stops when the relative gap
+    is below ``tol`` (or, not converged, when the line search finds no ascent
+    step).
     The classifier is the SVM on the best K*; test similarities are used as given.
     """
 
@@ -495,91 +381,54 @@ class ESKL(_EntropicMirrorDescent):
         return {"H": H, "K": entropic_kernel(H, tau)}
 
 
-# the smallest gamma_i relative to the largest: a kernel on which the SVM's
-# multipliers put no weight (q_i = 0) keeps a finite, very large coefficient
-GAMMA_FLOOR = 1e-10
+class _EntropicMKL(_EntropicMirrorDescent):
+    """What EMKL and REKL share: one kernel K_i per similarity matrix, the m
+    kernels combined at every step by the non-sparse MKL of eq. (10)
+    (:func:`mkl.algorithms.nonsparse.nonsparse_mkl`, solved to the relative
+    duality gap ``mkl_tol``), the step size counting m blocks. ``weights_``
+    are the combination's weights, 1/gamma_i normalised to sum 1."""
+
+    _inner_solve = "inner non-sparse MKL"
+
+    def __init__(
+        self,
+        C=1.0,
+        rho=1.0,
+        tau=None,
+        tol=1e-4,
+        max_iter=200,
+        svm_tol=1e-6,
+        mkl_tol=1e-3,
+        verbose=0,
+    ):
+        super().__init__(
+            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
+        )
+        self.mkl_tol = mkl_tol
+
+    def _n_blocks(self, M):
+        return M
+
+    def _omega(self, kernels: np.ndarray, y: np.ndarray) -> tuple[float, dict]:
+        """Omega(K_1..K_m) (eq. 10) and the classifier info of its solution,
+        with gamma* and v = Y alpha* for the subgradient (eq. 12)."""
+        beta, sol, K_beta, info = nonsparse_mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
+        info.update(weights=beta, sol=sol, kernel=K_beta)
+        return sol.objective, info
 
 
-def nonsparse_mkl(
-    kernels: np.ndarray, y: np.ndarray, C: float, svm_tol: float, tol: float, max_iter: int = 200
-):
-    """The non-sparse MKL of Kundu et al. 2010, eq. (10) (Nath et al. 2009):
-
-        Omega = max_{gamma >= 0, sum gamma <= 1} max_{alpha in A}
-                    1'alpha - 1/2 alpha'Y (sum_i K_i / gamma_i) Y alpha
-              = max_{alpha in A} 1'alpha - 1/2 (sum_i sqrt(q_i))^2,   q_i = v'K_i v, v = Y alpha,
-
-    the dual of min 1/2 max_i ||w_i||^2 + C sum_j xi_j: every kernel's block
-    gets the same norm, so no kernel drops out. The objective is jointly
-    concave in (alpha, gamma) (q_i / gamma_i is a perspective), so block
-    ascent converges: the SVM on K_gamma = sum_i K_i / gamma_i, then the
-    closed form gamma_i = sqrt(q_i) / sum_k sqrt(q_k).
-
-    Certified: D(alpha) = 1'alpha - 1/2 (sum_i sqrt(q_i))^2 is a lower bound
-    at every SVM solution; the primal point w_i = (1/gamma_i) sum_j v_j phi_i(x_j)
-    with the SVM's bias gives the upper bound P = 1/2 max_i q_i / gamma_i^2 +
-    C sum_j max(0, 1 - y_j f_j), f = K_gamma v + b. Stops when (P - D) / |P|
-    <= tol (or after ``max_iter`` SVM solves).
-
-    Returns (weights, sol, K_weights, info): the combination's weights
-    (1/gamma_i normalised to sum 1), the SVM at the best point with
-    ``dual_coef`` scaled so that sum_i weights_i K_i dual_coef + bias is the
-    decision function, its ``objective`` (Omega, the best lower bound), the
-    combination sum_i weights_i K_i, and ``converged``, ``svm_solves``,
-    ``gamma`` and ``v`` = Y alpha* (the SVM's coefficients on K_gamma)."""
-    m = kernels.shape[0]
-    gamma = np.full(m, 1.0 / m)
-    lower, upper, best, solves, converged = -np.inf, np.inf, None, 0, False
-    for _ in range(max_iter):
-        coef = 1.0 / gamma
-        K_gamma = np.tensordot(coef, kernels, axes=1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            sol = solve_svm_dual(K_gamma, y, C, svm_tol)
-        solves += 1
-        v = sol.dual_coef
-        q = np.maximum(np.einsum("i,mij,j->m", v, kernels, v), 0.0)
-        root = np.sqrt(q)
-        dual = float(np.sum(sol.alpha)) - 0.5 * float(root.sum()) ** 2
-        f = K_gamma @ v + sol.bias
-        primal = 0.5 * float(np.max(q * coef**2)) + float(np.sum(C * np.maximum(0.0, 1.0 - y * f)))
-        if dual > lower:
-            lower, best = dual, (coef, sol, gamma)
-        upper = min(upper, primal)
-        if upper - lower <= tol * max(abs(upper), 1e-300):
-            converged = True
-            break
-        if not root.sum() > 0:  # v = 0: every gamma gives the same SVM
-            converged = True
-            break
-        gamma = np.maximum(root / root.sum(), GAMMA_FLOOR * root.max() / root.sum())
-        gamma /= gamma.sum()
-    coef, sol, gamma = best
-    scale = float(coef.sum())
-    weights = coef / scale
-    info = {"converged": converged, "svm_solves": solves, "gamma": gamma, "v": sol.dual_coef}
-    sol = SimpleNamespace(dual_coef=sol.dual_coef * scale, bias=sol.bias, objective=lower)
-    return weights, sol, np.tensordot(weights, kernels, axes=1), info
-
-
-def _mkl(kernels: np.ndarray, y: np.ndarray, C: float, svm_tol: float, mkl_tol: float):
-    """Omega and its maximisers for EMKL/REKL: :func:`nonsparse_mkl` (eq. 10)."""
-    return nonsparse_mkl(kernels, y, C, svm_tol, mkl_tol)
-
-
-class EMKL(_EntropicMirrorDescent):
+class EMKL(_EntropicMKL):
     """Entropic multiple kernel learning (Kundu et al. 2010, Algorithm 2): one
     kernel K_i per similarity matrix, combined by the non-sparse MKL of eq. (10),
 
         min_{K_i psd, tr K_i = tau} Omega(K_1..K_m) + rho sum_i L(K_i - S_i)   (6)
 
     subgradient in K_i: -1/(2 gamma_i*) v v' + rho L'(K_i - S_i) (eq. 12), one
-    MKL solve (:func:`nonsparse_mkl`) and m eigendecompositions per step.
-    ``weights_`` are the combination's weights, 1/gamma_i normalised to sum 1;
-    ``mkl_tol`` is the inner MKL's relative duality gap.
+    MKL solve (:func:`mkl.algorithms.nonsparse.nonsparse_mkl`) and m
+    eigendecompositions per step. ``weights_`` are the combination's weights,
+    1/gamma_i normalised to sum 1; ``mkl_tol`` is the inner MKL's relative
+    duality gap.
     """
-
-    _inner_solve = "inner non-sparse MKL"
 
     def __init__(
         self,
@@ -594,35 +443,37 @@ class EMKL(_EntropicMirrorDescent):
         verbose=0,
     ):
         super().__init__(
-            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
+            C=C,
+            rho=rho,
+            tau=tau,
+            tol=tol,
+            max_iter=max_iter,
+            svm_tol=svm_tol,
+            mkl_tol=mkl_tol,
+            verbose=verbose,
         )
         self.loss = loss
-        self.mkl_tol = mkl_tol
-
-    def _n_blocks(self, M):
-        return M
 
     def _start(self, K, K_mean, tau):
         M, n, _ = K.shape
         return {"H": np.zeros((M, n, n)), "K": np.repeat((np.eye(n) * (tau / n))[None], M, 0)}
 
     def _evaluate(self, K, y, state, tau):
-        beta, sol, K_beta, info = _mkl(state["K"], y, self.C, self.svm_tol, self.mkl_tol)
+        omega, info = self._omega(state["K"], y)
         v = info["v"]  # Y alpha* (eq. 12)
         grads, penalty = [], 0.0
         for i, S_i in enumerate(K):
             value, sub = loss_and_subgradient(state["K"][i] - S_i, self.loss)
             penalty += value
             grads.append(-0.5 / info["gamma"][i] * np.outer(v, v) + self.rho * sub)
-        info.update(weights=beta, sol=sol, kernel=K_beta)
-        return sol.objective + self.rho * penalty, grads, info
+        return omega + self.rho * penalty, grads, info
 
     def _move(self, state, grads, eta, tau):
         H = state["H"] - eta * np.stack(grads)
         return {"H": H, "K": np.stack([entropic_kernel(H_i, tau) for H_i in H])}
 
 
-class REKL(_EntropicMirrorDescent):
+class REKL(_EntropicMKL):
     """Restricted entropic kernel learning (Kundu et al. 2010, Algorithm 3):
     K_i = sum_j mu_ij v_ij v_ij' over the eigenvectors of S_i (computed once, or
     read from the bank), mu_i >= 0, sum_j mu_ij = tau,
@@ -632,29 +483,9 @@ class REKL(_EntropicMirrorDescent):
     Omega as in :class:`EMKL` (eq. 10), subgradient -1/(2 gamma_i*) (v_ij'Y alpha)^2
     + 2 rho (mu_ij - lambda_ij), and the entropic (exponentiated-gradient) step
     on each simplex: no eigendecomposition per step. ``weights_`` are the
-    combination's weights, 1/gamma_i normalised to sum 1.
+    combination's weights, 1/gamma_i normalised to sum 1; ``mkl_tol`` is the
+    inner MKL's relative duality gap.
     """
-
-    _inner_solve = "inner non-sparse MKL"
-
-    def __init__(
-        self,
-        C=1.0,
-        rho=1.0,
-        tau=None,
-        tol=1e-4,
-        max_iter=200,
-        svm_tol=1e-6,
-        mkl_tol=1e-3,
-        verbose=0,
-    ):
-        super().__init__(
-            C=C, rho=rho, tau=tau, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose
-        )
-        self.mkl_tol = mkl_tol
-
-    def _n_blocks(self, M):
-        return M
 
     @staticmethod
     def _norm(g):
@@ -668,12 +499,11 @@ class REKL(_EntropicMirrorDescent):
     def _evaluate(self, K, y, state, tau):
         sp, mu = state["spectra"], state["mu"]
         kernels = np.stack([from_spectrum(sp.vectors[i], mu[i]) for i in range(len(mu))])
-        beta, sol, K_beta, info = _mkl(kernels, y, self.C, self.svm_tol, self.mkl_tol)
+        omega, info = self._omega(kernels, y)
         z = np.einsum("mji,j->mi", sp.vectors, info["v"])  # v_ij' Y alpha*
         diff = mu - sp.values
         grads = list(-0.5 / info["gamma"][:, None] * z**2 + 2.0 * self.rho * diff)
-        info.update(weights=beta, sol=sol, kernel=K_beta)
-        return sol.objective + self.rho * float(np.sum(diff**2)), grads, info
+        return omega + self.rho * float(np.sum(diff**2)), grads, info
 
     def _move(self, state, grads, eta, tau):
         log_mu = state["log_mu"] - eta * np.stack(grads)

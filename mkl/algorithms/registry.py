@@ -79,11 +79,11 @@ _ALGORITHMS = {
     "memo": _info(
         "margin", "MEMO", "C margin_tol max_iter svm_tol theta tol verbose", _CLASSIFICATION, False
     ),
-    "denoise": _info("indefinite", "Denoise", "C tol", _CLASSIFICATION, False),
-    "flip": _info("indefinite", "Flip", "C tol", _CLASSIFICATION, False),
-    "shift": _info("indefinite", "Shift", "C tol", _CLASSIFICATION, False),
+    "denoise": _info("eigen_transforms", "Denoise", "C tol", _CLASSIFICATION, False),
+    "flip": _info("eigen_transforms", "Flip", "C tol", _CLASSIFICATION, False),
+    "shift": _info("eigen_transforms", "Shift", "C tol", _CLASSIFICATION, False),
     "similarity_features": _info(
-        "indefinite", "SimilarityFeaturesSVM", "C tol", _CLASSIFICATION, False
+        "eigen_transforms", "SimilarityFeaturesSVM", "C tol", _CLASSIFICATION, False
     ),
     "indsvm": _info(
         "indefinite", "IndSVM", "C max_iter rho svm_tol tol verbose", _CLASSIFICATION, False

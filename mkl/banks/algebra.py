@@ -116,5 +116,6 @@ def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) ->
     return (
         f"{name} is not positive semidefinite: smallest eigenvalue {lam_min:.3g}{seen}. "
         "This method needs PSD kernels; for indefinite similarities use a method "
-        "for them (eigen transforms, IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+        "for them (eigen transforms: mkl.algorithms.eigen_transforms; IndSVM, ESKL, EMKL, "
+        "REKL: mkl.algorithms.indefinite)"
     )

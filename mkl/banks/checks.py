@@ -124,8 +124,9 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
             raise InputError(
                 f"K[{m}] is not positive semidefinite: its diagonal entry ({i}, {i}) is "
                 f"{float(diag[m, i]):.3g} < 0. This method needs PSD kernels; for "
-                "indefinite similarities use a method for them (eigen transforms, "
-                "IndSVM, ESKL, EMKL, REKL: mkl.algorithms.indefinite)"
+                "indefinite similarities use a method for them (eigen transforms: "
+                "mkl.algorithms.eigen_transforms; IndSVM, ESKL, EMKL, REKL: "
+                "mkl.algorithms.indefinite)"
             )
     return K_mean
 
