@@ -7,8 +7,8 @@ script imports. Each rule therefore takes, as a param, the hash of the source
 files it can execute: the *import closure* of its entry modules within the
 ``mkl`` package, read from the files' import statements (module level and
 inside functions). A package's ``__init__.py`` is hashed as text but its own
-imports are not followed: ``mkl/algorithms/__init__.py`` imports every
-algorithm family for the registry, and a fit of one family runs only its own.
+imports are not followed: ``mkl/__init__.py`` names every public class (loaded
+on first use), and a fit of one family runs only its own.
 
     >>> from mkl.workflow.hashing import closure
     >>> "mkl.algorithms.smkl" in closure(["mkl.algorithms.baselines"])
@@ -175,7 +175,7 @@ FIT = ("mkl.workflow.evaluation", "mkl.algorithms.registry")  # plus the estimat
 TABLES = ("mkl.workflow.tables",)
 FIGURES = ("mkl.workflow.figures",)
 FIDELITY = ("mkl.workflow.fidelity",)
-TIMING = ("mkl.workflow.timing", "mkl.algorithms.registry")
+TIMING = ("mkl.workflow.timing", "mkl.workflow.timing_settings", "mkl.algorithms.registry")
 
 
 def fit_hash(*registry_names: str, extra: Iterable[str] = FIT, root: Path = ROOT) -> str:
