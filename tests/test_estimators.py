@@ -68,6 +68,28 @@ def test_registry_description_is_the_class(name):
     assert cls.takes_sample_weight == info.takes_sample_weight, f"{where}: takes_sample_weight"
 
 
+def test_the_method_table_names_each_method_s_module():
+    """mkl/algorithms/__init__.py's table (registry name -> class -> module),
+    the newcomer's map, stays true of the registry."""
+    import mkl.algorithms
+    from mkl.algorithms.registry import algorithm_info
+
+    lines = mkl.algorithms.__doc__.splitlines()
+    rulers = [i for i, line in enumerate(lines) if line.startswith("=====")]
+    module_column = lines[rulers[0]].rindex(" ") + 1
+    listed, names = {}, []
+    for line in lines[rulers[1] + 1 : rulers[2]]:
+        names += line[: lines[rulers[0]].index(" ")].replace(",", " ").split()
+        module = line[module_column:].split()
+        if module:  # a row's module ends it (its names may run over lines)
+            listed.update(dict.fromkeys(names, module[0]))
+            names = []
+    for name in NAMES:
+        assert listed.get(name) == algorithm_info(name).module, (
+            f"{name!r}: mkl/algorithms/__init__.py lists module {listed.get(name)!r}"
+        )
+
+
 @pytest.mark.parametrize("C", [0.5, 5.0])
 def test_uniform_objective_is_the_svm_dual_of_the_average_kernel(problem, C):
     _, y, K = problem
