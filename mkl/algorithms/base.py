@@ -28,7 +28,7 @@ from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_k
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
 from ..exceptions import InputError
-from ..solvers.tasks import CLASSIFICATION, Novelty, Regression
+from ..solvers.task_duals import CLASSIFICATION, Novelty, Regression
 
 # A weight below this fraction of the largest weight is reported as zero.
 WEIGHT_THRESHOLD = 1e-6

@@ -20,9 +20,9 @@ f(x) = sum_j s_j z_j(x) w_j + b^2 y'alpha with w = Z'(alpha*y).
 Why this solver: the wrapper methods need the dual alpha and solve many nearby
 SVMs, so the solver must return alpha and accept a warm start. scikit-learn's
 ``LinearSVC`` (liblinear) exposes neither; a pure-NumPy coordinate loop runs one
-Python iteration per coordinate. The loop below is liblinear's, with the column weights
-applied on the fly (no scaled copy of the factors) and kernels of zero weight
-skipped. Stopping rule: the spread of the projected gradient, max PG - min PG
+Python iteration per coordinate. The loop below is liblinear's, with the column
+weights applied on the fly (no scaled copy of the factors) and kernels of zero
+weight skipped. Stopping rule: the spread of the projected gradient, max PG - min PG
 <= tol, the same measure as libsvm's (so ``tol`` means the same on both paths).
 """
 
