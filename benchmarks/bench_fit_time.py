@@ -92,6 +92,7 @@ import mkl.algorithms.base
 import mkl.algorithms.margin
 import mkl.algorithms.smkl
 import mkl.banks.checks
+import mkl.solvers.dispatch
 import mkl.solvers.inner
 import mkl.solvers.smo
 from mkl.datasets import gmkl_toy
@@ -129,8 +130,8 @@ def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
 
 # the calls timed as SVM solves and as bank passes: (module or class, attribute)
 SVM_CALLS = [
-    (mkl.solvers.inner, "solve_svm_dual"),
-    (mkl.solvers.smo, "solve_svm_smo"),  # imported by DenseKernels.solve at the call
+    (mkl.solvers.dispatch, "solve_svm_dual"),
+    (mkl.solvers.smo, "solve_svm_smo"),  # imported by solve_dense_dual at the call
     (mkl.algorithms.margin, "solve_svm_dual"),
     (mkl.algorithms.margin, "komd_margin"),
     # the interleaved engine: its chunks and solves, row formation and g moves included

@@ -17,7 +17,7 @@ from mkl.banks.algebra import combine, quadratic_forms
 from mkl.banks.factor_bank import FactorBank
 from mkl.solvers.libsvm import solve_one_class_dual, solve_svm_dual, solve_svr_dual
 from mkl.solvers.smo import BankSMO
-from mkl.solvers.tasks import CLASSIFICATION, Novelty, Regression
+from mkl.solvers.task_duals import CLASSIFICATION, Novelty, Regression
 
 from . import reference
 from .conftest import random_problem

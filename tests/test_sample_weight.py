@@ -128,7 +128,7 @@ def test_a_point_of_weight_zero_does_not_move_the_intercept():
     from mkl.banks.algebra import combine
     from mkl.solvers.libsvm import solve_svm_dual, solve_svr_dual
     from mkl.solvers.smo import BankSMO, _rho, solve_svm_smo
-    from mkl.solvers.tasks import Regression
+    from mkl.solvers.task_duals import Regression
 
     # no free multiplier: rho is the middle of the interval the bounds allow; the
     # third point (bound 0) would raise its lower end from -1 to 5 if it counted
@@ -281,7 +281,7 @@ def test_methods_without_weights_refuse_them():
     from sklearn.utils.validation import has_fit_parameter
 
     from mkl.algorithms.l1 import LevelMKL
-    from mkl.solvers.tasks import Novelty
+    from mkl.solvers.task_duals import Novelty
 
     assert not has_fit_parameter(mkl.make_estimator("level", task="novelty"), "sample_weight")
     assert has_fit_parameter(mkl.make_estimator("level", task="regression"), "sample_weight")

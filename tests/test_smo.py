@@ -122,9 +122,9 @@ def test_a_bad_per_sample_box_is_refused():
 
 
 def test_the_weighted_least_hinge_sum_is_the_minimum_over_the_breakpoints():
-    """mkl.solvers.tasks.least_hinge_sum with per-term weights against the
+    """mkl.solvers.task_duals.least_hinge_sum with per-term weights against the
     function evaluated at every breakpoint directly (its minimum is at one)."""
-    from mkl.solvers.tasks import least_hinge_sum
+    from mkl.solvers.task_duals import least_hinge_sum
 
     rng = np.random.default_rng(3)
     rising, falling = rng.normal(size=7), rng.normal(size=9)

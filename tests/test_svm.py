@@ -94,3 +94,41 @@ def test_dense_inner_problem_solves_hard_margin_by_libsvm(rng):
         sol = inner.solve(inner.combine(theta), theta, y, None, 1e-6)
         assert not sol.at_bound
     assert inner.smo_iterations == []  # C = None: never the warm solver
+
+
+def test_each_task_is_solved_by_the_solver_the_dispatch_names(rng):
+    """mkl.solvers.dispatch chooses the solver of a task's dual on a dense
+    kernel and on factors: the same numbers as calling that solver directly."""
+    from mkl.banks.factor_bank import FactorBank
+    from mkl.solvers import coordinate_descent as cd
+    from mkl.solvers import dispatch, libsvm
+    from mkl.solvers.task_duals import CLASSIFICATION, Novelty, Regression
+
+    X = rng.normal(size=(30, 3))
+    y, t = np.where(X[:, 0] > 0, 1.0, -1.0), np.sin(X[:, 1])
+    K, bank = X @ X.T, FactorBank.from_matrix(X, [1, 2])
+    theta = np.array([0.3, 0.7])
+    Z, offsets = bank.train, bank.offsets
+    dense = [
+        (CLASSIFICATION, y, libsvm.solve_svm_dual(K, y, 1.0, 1e-6)),
+        (Regression(0.1), t, libsvm.solve_svr_dual(K, t, 1.0, 0.1, 1e-6)),
+        (Novelty(0.3), y, libsvm.solve_one_class_dual(K, 0.3, 1e-6)),
+    ]
+    factored = [
+        (CLASSIFICATION, y, cd.solve_factored_svm(Z, offsets, theta, y, 1.0, 1e-6, 2.0)),
+        (Regression(0.1), t, cd.solve_factored_svr(Z, offsets, theta, t, 1.0, 0.1, 1e-6, 2.0)),
+        (Novelty(0.3), y, cd.solve_factored_one_class(Z, offsets, theta, 0.3, 1e-6)),
+    ]
+    for task, target, direct in dense:
+        sol = dispatch.solve_dense_dual(task, K, target, 1.0, 1e-6, None)
+        assert np.array_equal(sol.dual_coef, direct.dual_coef) and sol.bias == direct.bias
+    for task, target, direct in factored:
+        sol = dispatch.solve_factored_dual(task, Z, offsets, theta, target, 1.0, 1e-6, 2.0, None)
+        assert np.array_equal(sol.dual_coef, direct.dual_coef) and sol.bias == direct.bias
+    # warm on a dense kernel: the SMO; hard margin: libsvm whatever the start
+    warm = dispatch.solve_dense_dual(CLASSIFICATION, K, y, 1.0, 1e-6, dense[0][2].alpha)
+    hard = dispatch.solve_dense_dual(CLASSIFICATION, K, y, None, 1e-6, warm.alpha)
+    assert hasattr(warm, "iterations") and not hasattr(hard, "iterations")
+    # the one-class SVM has no interleaved engine on factors
+    assert dispatch.factored_interleaved_engine(Novelty(0.3), bank, 1.0, y, 1.0) is None
+    assert dispatch.factored_interleaved_engine(CLASSIFICATION, bank, 1.0, y, 1.0) is not None

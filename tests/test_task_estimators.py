@@ -348,7 +348,7 @@ def test_the_task_is_a_parameter_that_clone_keeps():
     ``task`` parameter, so get_params shows it and a clone fits the same task."""
     from sklearn.base import clone
 
-    from mkl.solvers.tasks import Regression
+    from mkl.solvers.task_duals import Regression
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
@@ -374,6 +374,6 @@ def test_make_regressor_and_make_novelty_detector_are_deprecated_aliases():
     with pytest.raises(ValueError, match="unknown task 'ranking'"):
         mkl.make_estimator("level", task="ranking")
     with pytest.raises(ValueError, match="SingleBestKernel does not do novelty"):
-        from mkl.solvers.tasks import Novelty
+        from mkl.solvers.task_duals import Novelty
 
         mkl.ALGORITHMS["single_best"](task=Novelty(0.5)).fit(np.eye(3)[None])

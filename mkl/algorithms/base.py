@@ -28,7 +28,7 @@ from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_k
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
 from ..exceptions import InputError
-from ..solvers.tasks import CLASSIFICATION, Novelty, Regression
+from ..solvers.task_duals import CLASSIFICATION, Novelty, Regression
 from .registry import algorithms_where
 
 # A weight below this fraction of the largest weight is reported as zero.
@@ -67,7 +67,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
     ``weights_`` say how the given matrices enter the test-time kernel.
 
     ``task``: a constructor parameter of the methods whose math carries over to
-    other inner duals (``tasks`` lists them; mkl/solvers/tasks.py):
+    other inner duals (``tasks`` lists them; mkl/solvers/task_duals.py):
     ``"classification"`` (the default), ``Regression(epsilon)`` or
     ``Novelty(nu)``. ``fit(K, y)`` then fits the real targets y, or the
     training points (y ignored), and ``predict`` returns the predicted targets,
@@ -82,7 +82,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
     # whether ``fit`` takes a FactorBank (the method's math needs only
     # combinations, SVM solves and quadratic forms: mkl/solvers/inner.py)
     accepts_factors = False
-    # the tasks whose inner problem the method can solve (mkl/solvers/tasks.py)
+    # the tasks whose inner problem the method can solve (mkl/solvers/task_duals.py)
     tasks = ("classification",)
     # whether ``fit`` takes ``sample_weight``: per-sample C, C_i = C s_i, in every
     # SVM solve of the fit (:meth:`_box`)

@@ -34,7 +34,8 @@ from ..banks.algebra import combine, psd_quadratic_forms, spectral_ratio
 from ..exceptions import InputError
 from ..solvers.inner import inner_problem
 from ..solvers.komd import komd_margin, komd_margin_factored
-from ..solvers.libsvm import SVMSolution, solve_svm_dual
+from ..solvers.libsvm import solve_svm_dual
+from ..solvers.solution import SVMSolution
 from ..solvers.solution_cache import shared_solution
 from .base import BaseMKL, BinaryFit, threshold_weights
 from .iterations import IterationLog, single_solve

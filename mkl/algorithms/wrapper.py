@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..solvers.inner import inner_problem
-from ..solvers.libsvm import SVMSolution
+from ..solvers.solution import SVMSolution
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
 

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..algorithms.registry import ALGORITHMS, algorithms_for_task, new_algorithm
 from ..exceptions import InputError
-from ..solvers.tasks import Novelty, Regression
+from ..solvers.task_duals import Novelty, Regression
 
 # the fitted attributes of the bank-level estimator that the task estimators show
 FITTED_ATTRIBUTES = (

@@ -10,12 +10,9 @@ free block (O(n_free^3)).
 Why not coordinate descent (``coordinate_descent.py``): the Newton models of
 SpicyMKL's inner problem carry a stiff rank-one term gamma yy' (gamma up to
 1e4) on top of Gram matrices with eigenvalues near 0, where coordinate descent
-needed thousands of epochs (measured on the 30-point, rank-six example of
-tests/test_spicymkl.py::test_box_qp_matches_cvxpy: 5,334 epochs on one seed,
-10,000 without converging on the other, where this takes 53-56 iterations);
-SciPy has no box QP, and an
-interior-point solver (Clarabel) would be a runtime dependency for a problem
-of a few hundred variables.
+needs thousands of epochs; SciPy has no box QP, and an interior-point solver
+(Clarabel) would be a runtime dependency for a problem of a few hundred
+variables.
 """
 
 from __future__ import annotations

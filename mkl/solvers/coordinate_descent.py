@@ -20,29 +20,21 @@ f(x) = sum_j s_j z_j(x) w_j + b^2 y'alpha with w = Z'(alpha*y).
 Why this solver: the wrapper methods need the dual alpha and solve many nearby
 SVMs, so the solver must return alpha and accept a warm start. scikit-learn's
 ``LinearSVC`` (liblinear) exposes neither; a pure-NumPy coordinate loop runs one
-Python iteration per coordinate (about 1 us each: 0.1 s per epoch at n = 100,000
-before any arithmetic). The loop below is liblinear's, with the column weights
-applied on the fly (no scaled copy of the factors) and kernels of zero weight
-skipped. Stopping rule: the spread of the projected gradient, max PG - min PG
+Python iteration per coordinate. The loop below is liblinear's, with the column
+weights applied on the fly (no scaled copy of the factors) and kernels of zero
+weight skipped. Stopping rule: the spread of the projected gradient, max PG - min PG
 <= tol, the same measure as libsvm's (so ``tol`` means the same on both paths).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from ..banks.row_blocks import RowBlocks, times, transposed_times
-from .libsvm import (
-    HARD_MARGIN_C,
-    HARD_MARGIN_MAX_ITER_PER_POINT,
-    SVMSolution,
-    box_of,
-    one_class_optimality,
-)
+from .libsvm import HARD_MARGIN_C, HARD_MARGIN_MAX_ITER_PER_POINT, one_class_optimality
+from .solution import FactoredSolution, box_of
 
 # epochs (passes over the training points) before a soft-margin solve gives up.
 # With shrinking most epochs visit a small active set: on Nystroem features of
@@ -359,13 +351,6 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     return max_epochs, False, v, visited
 
 
-@dataclass
-class FactoredSolution(SVMSolution):
-    """An :class:`~mkl.solvers.libsvm.SVMSolution` of problem (P), with the solver's epochs."""
-
-    epochs: int = 0
-
-
 def _active_ranges(s: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """[start, stop) column ranges of the kernels with nonzero weight."""
     M = len(offsets) - 1
@@ -380,10 +365,12 @@ def _per_coordinate(bound, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(bound, dtype=np.float64), (n,)))
 
 
-def _box_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
-    """Solve (Q) for factors ``Z`` (n, R; an array or a CSR matrix) whose columns
-    ``offsets[m]:offsets[m+1]`` belong to kernel m and weights ``theta`` (M,),
-    from ``x0`` clipped into the box (zeros if None). Returns
+def _solve_dual_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
+    """Solve (Q), the dual every task takes on factors, for factors ``Z`` (n, R;
+    an array or a CSR matrix) whose columns ``offsets[m]:offsets[m+1]`` belong
+    to kernel m and weights ``theta`` (M,), from ``x0`` clipped into the box
+    (zeros if None): by coordinate descent on the factors (:func:`_descend`) or
+    on the n x n Hessian formed once (:func:`_gram_dual_cd`; ``method``). Returns
     (x, epochs, converged, quad, v) with quad = (sign*x)'(K(theta) + b2 11')(sign*x)
     and v = sign'x."""
     if method not in ("auto", "factors", "gram"):
@@ -445,7 +432,7 @@ def solve_factored_svm(
     ``offsets[m]:offsets[m+1]`` belong to kernel m, weights ``theta`` (M,),
     labels ``y`` in {-1, +1}, and ``intercept_sq`` = b^2.
 
-    ``C``: a number, or C_i per point (``mkl.solvers.libsvm.box_bounds``: sample weights).
+    ``C``: a number, or C_i per point (``mkl.solvers.solution.box_bounds``: sample weights).
     ``alpha0``: a warm start, clipped into the box [0, C] (a start from another
     C or other labels is still feasible once clipped: the problem has no other
     constraint). ``C=None``: hard margin, as in :func:`mkl.solvers.libsvm.solve_svm_dual`
@@ -468,7 +455,7 @@ def solve_factored_svm(
     else:
         C_used = box_of(C, len(y))
         epochs_cap = MAX_EPOCHS if max_epochs is None else max_epochs
-    alpha, epochs, converged, quad, v = _box_qp(
+    alpha, epochs, converged, quad, v = _solve_dual_qp(
         Z, offsets, theta, y, np.full(len(y), -1.0), 0.0, C_used, 0.0,
         intercept_sq, tol, alpha0, epochs_cap, seed, method,
     )  # fmt: skip
@@ -514,7 +501,7 @@ def solve_factored_svr(
     y = np.asarray(y, dtype=np.float64)
     C = box_of(C, len(y))  # or C_i per point
     cap = MAX_EPOCHS if max_epochs is None else max_epochs
-    beta, epochs, converged, quad, v = _box_qp(
+    beta, epochs, converged, quad, v = _solve_dual_qp(
         Z, offsets, theta, np.ones(len(y)), -y, -C, C, float(epsilon),
         intercept_sq, tol, beta0, cap, seed, method,
     )  # fmt: skip
@@ -585,7 +572,7 @@ def solve_factored_one_class(
     ones = np.ones(n)
     epochs = 0
     for _ in range(MAX_MULTIPLIER_STEPS):
-        alpha, e, inner_ok, _, total = _box_qp(
+        alpha, e, inner_ok, _, total = _solve_dual_qp(
             Z, offsets, theta, ones, np.full(n, -(rho + mu)), 0.0, upper, 0.0,
             mu, tol_scaled, alpha, cap, seed, method,
         )  # fmt: skip
@@ -656,7 +643,7 @@ def mean_diagonal(Z, s: np.ndarray) -> float:
 
 class FactorCD:
     """The interleaved engine's state on factors (the counterpart of
-    ``mkl.solvers.smo.BankSMO``): the box QP (Q) of a task (``mkl.solvers.tasks``:
+    ``mkl.solvers.smo.BankSMO``): the box QP (Q) of a task (``mkl.solvers.task_duals``:
     the C-SVM and the SVR with their intercept a regularised constant feature b)
     for weights that change between chunks of coordinate-descent epochs.
 

@@ -27,11 +27,12 @@ S does not depend on theta, so every bound of the wrapper framework (the cuts
 J >= S(alpha) - 1/2 q(alpha)'theta and the dual bound S(alpha) - 1/2 sigma(q))
 holds for both.
 
-The task (``mkl.solvers.tasks``) says which dual is solved: the C-SVM above, the
+The task (``mkl.solvers.task_duals``) says which dual is solved: the C-SVM above, the
 epsilon-SVR or the one-class SVM, whose duals have the same form with their own
 feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta), on either
 representation (on factors the SVR's intercept is regularised as the C-SVM's;
-the one-class SVM keeps 1'alpha = 1).
+the one-class SVM keeps 1'alpha = 1). Which solver solves a task's dual on
+each representation is chosen in one place, ``mkl.solvers.dispatch``.
 """
 
 from __future__ import annotations
@@ -47,13 +48,19 @@ from ..banks.algebra import (
 )
 from ..banks.factor_bank import FactorBank
 from ..exceptions import InputError
-from .libsvm import SVMSolution, solve_svm_dual
-from .tasks import CLASSIFICATION
+from .dispatch import (
+    dense_interleaved_engine,
+    factored_interleaved_engine,
+    solve_dense_dual,
+    solve_factored_dual,
+)
+from .solution import SMOSolution, SVMSolution
+from .task_duals import CLASSIFICATION
 
 
 class DenseKernels:
     """A dense bank K (M, n, n); ``K_mean`` the average kernel from input
-    validation; ``task`` the dual solved (``mkl.solvers.tasks``; default the C-SVM)."""
+    validation; ``task`` the dual solved (``mkl.solvers.task_duals``; default the C-SVM)."""
 
     representation = "dense"
 
@@ -82,29 +89,20 @@ class DenseKernels:
         return self.K[m]
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
-        """The SVM on ``combo``: cold by libsvm, warm (after a first solve, finite
-        C) by SMO from the previous alpha. libsvm stays the cold solver: it is
-        as fast or faster than our SMO from zero at large C (benchmarks/bench_smo.py).
-        Regression and novelty: libsvm's SVR / one-class SVM (``mkl.solvers.tasks``)."""
-        if self.task.name != "classification":
-            return self.task.solve(combo, y, C, tol)
-        if C is None or self._warm is None or len(self._warm) != len(y):
-            sol = solve_svm_dual(combo, y, C, tol)
-        else:
-            from .smo import solve_svm_smo
-            # numba: loaded when first needed
-
-            sol = solve_svm_smo(combo, y, C, tol, alpha0=self._warm)
+        """The task's dual on ``combo`` (``mkl.solvers.dispatch.solve_dense_dual``:
+        the C-SVM cold by libsvm, warm, after a first solve at finite C, by SMO
+        from the previous alpha; the SVR and the one-class SVM by libsvm)."""
+        warm = self._warm if self._warm is not None and len(self._warm) == len(y) else None
+        sol = solve_dense_dual(self.task, combo, y, C, tol, warm)
+        if isinstance(sol, SMOSolution):
             self.smo_iterations.append(sol.iterations)
         self._warm = sol.alpha
         return sol
 
     def interleaved(self, y: np.ndarray, C):
-        """The interleaved engine (``mkl.solvers.smo.BankSMO``) for the task's dual."""
-        from .smo import BankSMO
-
-        K = np.ascontiguousarray(self.K)
-        return BankSMO(K, self.task.dual_form(y, C, self.n), self.task, y, C)
+        """The interleaved engine for the task's dual
+        (``mkl.solvers.dispatch.dense_interleaved_engine``)."""
+        return dense_interleaved_engine(self.task, np.ascontiguousarray(self.K), y, C)
 
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = beta' K_m beta, refusing an indefinite kernel (one pass)."""
@@ -212,12 +210,11 @@ class FactorKernels:
         return e
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
-        """The task's dual on the factors (``mkl.solvers.tasks``,
-        ``mkl.solvers.coordinate_descent``),
+        """The task's dual on the factors (``mkl.solvers.dispatch.solve_factored_dual``),
         warm-started at the previous solution."""
         warm = self._warm if self._warm is not None and len(self._warm.alpha) == len(y) else None
-        sol = self.task.solve_factors(
-            self.bank.train, self.bank.offsets, np.maximum(theta, 0.0), y, C, tol,
+        sol = solve_factored_dual(
+            self.task, self.bank.train, self.bank.offsets, np.maximum(theta, 0.0), y, C, tol,
             self.intercept_sq, warm,
         )  # fmt: skip
         self._warm = sol
@@ -225,14 +222,10 @@ class FactorKernels:
         return sol
 
     def interleaved(self, y, C):
-        """The interleaved engine on the factors (``mkl.solvers.coordinate_descent.FactorCD``)
-        for the C-SVM and the SVR; the one-class SVM, whose equality the factored
-        solver keeps by an outer multiplier loop, is solved point by point (None)."""
-        if not hasattr(self.task, "factor_form"):
-            return None
-        from .coordinate_descent import FactorCD
-
-        return FactorCD(self.bank, self.intercept_sq, self.task, y, C)
+        """The interleaved engine on the factors for the C-SVM and the SVR; None
+        for the one-class SVM, solved point by point
+        (``mkl.solvers.dispatch.factored_interleaved_engine``)."""
+        return factored_interleaved_engine(self.task, self.bank, self.intercept_sq, y, C)
 
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = ||Z_m' beta||^2 (one pass; PSD by construction)."""
@@ -303,7 +296,7 @@ class FactorKernels:
 
 
 def inner_problem(K, K_mean=None, task=CLASSIFICATION):
-    """The inner problem for a bank and a task (``mkl.solvers.tasks``):
+    """The inner problem for a bank and a task (``mkl.solvers.task_duals``):
     :class:`FactorKernels` for a FactorBank, :class:`DenseKernels` for an
     (M, n, n) array."""
     if isinstance(K, FactorBank):

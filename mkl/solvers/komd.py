@@ -12,13 +12,10 @@ optimum). :func:`komd_margin` solves it on a dense kernel and
 :func:`komd_margin_factored` on one known through matrix-vector products.
 
 The margin problem is those methods' hot loop. It is libsvm's nu-SVC dual with nu = 2/n
-(see ``komd_margin``). Measured against the alternatives (benchmarks/
-bench_margin.py): as fast as a hard-margin C-SVM (10 ms at n = 1000, 21 HPK
-kernels, where one soft-margin SVC fit takes 6 ms) and as accurate (relative
-duality gap 1e-6 to 1e-5), but where the hulls nearly touch the C-SVM with a
-huge C took 0.5 s and, where they intersect, 50 s, against 5 ms; an
-interior-point QP (Clarabel) took seconds at n = 1000. Every solve reports its
-Frank-Wolfe duality gap, exact for this convex QP.
+(see ``komd_margin``), which needs no box: unlike a hard-margin C-SVM with a
+huge C, it stays fast where the hulls nearly touch or intersect
+(benchmarks/bench_margin.py sets it against the alternatives). Every solve
+reports its Frank-Wolfe duality gap, exact for this convex QP.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import NuSVC
 
-from .libsvm import SVMSolution
+from .solution import SVMSolution
 
 
 @dataclass

@@ -3,92 +3,43 @@
     max_alpha  1'alpha - 1/2 (alpha*y)' K (alpha*y)
     s.t.       0 <= alpha_i <= C,  y'alpha = 0,
 
-solved by libsvm through scikit-learn's ``SVC(kernel='precomputed')`` (measured
-at about 2 ms for n = 500; see docs/design.md, performance). It returns the full-length
-alpha, the bias and the dual objective value, which is J(theta) for the
-combined kernel. Later solves of a fit on a dense bank start from the
-previous alpha in ``mkl.solvers.smo`` (libsvm takes no initial alpha; see
-``mkl.solvers.inner.DenseKernels.solve``).
+solved by libsvm through scikit-learn's ``SVC(kernel='precomputed')``. It
+returns the full-length alpha, the bias and the dual objective value, which is
+J(theta) for the combined kernel. Later solves of a fit on a dense bank start
+from the previous alpha in ``mkl.solvers.smo`` (libsvm takes no initial alpha;
+``mkl.solvers.dispatch`` chooses between them). The epsilon-SVR and the
+one-class SVM are solved by libsvm here too (:func:`solve_svr_dual`,
+:func:`solve_one_class_dual`).
 
 Hard margin (``C=None``) is solved as a C-SVM with a box so large that no
 multiplier reaches it: the box is scaled with the kernel's diagonal
 (``HARD_MARGIN_C / mean diag K``) because alpha scales inversely with K. If a
 multiplier does reach it the data are not separable in that kernel, and
-``SVMSolution.at_bound`` says so. With such a box libsvm needs up to 1e5 n
-iterations (50 s at n = 1000) on classes that overlap, so hard-margin solves
-stop after ``HARD_MARGIN_MAX_ITER_PER_POINT`` x n iterations (separable
-problems take 3-5 n; classes whose hulls nearly touch can take a few hundred
-n, and are then reported as not separable) and report ``converged=False``.
+``SVMSolution.at_bound`` says so. With such a box libsvm needs very many
+iterations on classes that overlap, so hard-margin solves stop after
+``HARD_MARGIN_MAX_ITER_PER_POINT`` x n iterations and report
+``converged=False`` (classes whose hulls nearly touch can reach the cap too,
+and are then reported as not separable).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR, OneClassSVM
 
 from ..exceptions import InputError
+from .solution import SVMSolution, box_bounds
 
 HARD_MARGIN_C = 1e6
 HARD_MARGIN_MAX_ITER_PER_POINT = 200
 
 
-@dataclass
-class SVMSolution:
-    alpha: np.ndarray  # (n,) multipliers, 0 <= alpha <= C
-    dual_coef: np.ndarray  # (n,) alpha * y, the coefficients of the decision function
-    bias: float  # decision(x) = sum_i alpha_i y_i k(x_i, x) + bias
-    objective: float  # dual value 1'alpha - 1/2 (alpha y)'K(alpha y)
-    C: float | np.ndarray  # box actually used (finite also for hard margin); (n,) per sample
-    at_bound: bool  # hard margin only: not separable (an alpha hit the box, or the cap)
-    converged: bool  # libsvm stopped on its tolerance, not its iteration cap
-    # b^2/2 (y'alpha)^2 where the intercept is a regularised constant feature b
-    # (the factored path, mkl.solvers.coordinate_descent); 0 with a free bias (y'alpha = 0)
-    bias_penalty: float = 0.0
-    # S of a dual whose linear term is not 1'alpha (regression, novelty: mkl.solvers.tasks)
-    linear: float | None = None
-    # an upper bound on the optimum for this kernel (the primal at this solution,
-    # weak duality); set by the interleaved engine, whose solutions are inexact
-    primal: float | None = None
-
-    @property
-    def linear_term(self) -> float:
-        """S, the part of the dual value that does not depend on the kernel:
-        J = S - 1/2 sum_m theta_m q_m. The C-SVM's S = 1'alpha - bias_penalty."""
-        if self.linear is not None:
-            return self.linear
-        return float(self.alpha.sum()) - self.bias_penalty
-
-
-def box_bounds(C, n: int) -> float | np.ndarray:
-    """The upper bounds of the C-SVM's box from ``C``, checked: a positive
-    finite number, the same for every point (returned as a float), or n
-    nonnegative finite numbers C_i, not all zero (per-sample C, e.g. C times
-    sample weights; a point of C_i = 0 takes no part in the fit)."""
-    if np.ndim(C) == 0:
-        if not (C is not None and C > 0 and np.isfinite(C)):
-            raise InputError(f"C must be a positive finite number, got {C!r}")
-        return float(C)
-    U = np.asarray(C, dtype=np.float64)
-    if U.shape != (n,):
-        raise InputError(f"per-sample C must have shape ({n},), got {U.shape}")
-    if not (np.isfinite(U).all() and (U >= 0).all() and U.max() > 0):
-        raise InputError("per-sample C must be finite, nonnegative and not all zero")
-    return U
-
-
-def box_of(C, n: int) -> float | np.ndarray:
-    """``C`` as the solvers take it: a number as a float (checked where it is
-    used), or the checked per-point bounds (:func:`box_bounds`)."""
-    return float(C) if np.ndim(C) == 0 else box_bounds(C, n)
-
-
 def _libsvm_box(C, n: int):
     """libsvm's (C, rows kept, sample weights, the bounds) for the box ``C``: a
-    number (every row, no weights), or C_i per point (:func:`box_bounds`)
+    number (every row, no weights), or C_i per point (:func:`~mkl.solvers.solution.box_bounds`)
     as C = max C_i and weights C_i / max C_i on the rows of C_i > 0. libsvm
     drops the rows of weight 0 and numbers its support vectors among the
     others, so they are left out here and mapped back (alpha_i = 0)."""
@@ -114,7 +65,7 @@ def solve_svm_dual(
 ) -> SVMSolution:
     """Solve the SVM dual for one precomputed kernel ``K`` (n, n) and labels
     ``y`` in {-1, +1}. ``C=None`` means hard margin; an (n,) ``C`` is a box
-    0 <= alpha_i <= C_i per point (:func:`box_bounds`), given to
+    0 <= alpha_i <= C_i per point (:func:`~mkl.solvers.solution.box_bounds`), given to
     libsvm as C = max_i C_i and sample weights C_i / max_i C_i."""
     y = np.asarray(y)
     n = K.shape[0]

@@ -7,7 +7,7 @@ on a kernel K that is either formed (an n x n matrix) or the combination
 K(theta) = sum_m theta_m K_m of a bank whose rows are formed as the working
 sets ask for them. The C-SVM is sign = y, p = -1, U = C (``idx`` the
 identity); the epsilon-SVR and the one-class SVM are the tasks' other forms
-(``mkl.solvers.tasks``). This is what libsvm (``mkl.solvers.libsvm``) does not
+(``mkl.solvers.task_duals``). This is what libsvm (``mkl.solvers.libsvm``) does not
 offer: a start from a given feasible point, and a kernel that changes between
 chunks of working-set steps.
 
@@ -34,15 +34,13 @@ kernel needs no cache) or formed once per weight vector from the bank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
 from ..banks.algebra import refuse_indefinite
 from ..exceptions import InputError
-from .libsvm import SVMSolution, box_bounds
+from .solution import SMOSolution, box_bounds
 
 TAU = 1e-12  # libsvm's floor on the second-order term
 # a formed kernel is a bank of one kernel of weight 1 whose rows are read directly
@@ -55,8 +53,8 @@ _NO_MOVES = np.zeros(0)
 def _box(U, t):
     """The upper bound of variable t: ``U`` itself when it is one number for all
     (as the unweighted duals have it), ``U[t]`` for per-sample bounds. Compiled
-    per type (:func:`_box_overload`), so that the common case reads no array:
-    the array read in the working-set loops cost 66% at n = 1,500, C = 100."""
+    per type (:func:`_box_overload`), so that the common case reads no array
+    in the working-set loops."""
     return U if np.ndim(U) == 0 else U[t]
 
 
@@ -69,13 +67,6 @@ def _box_overload(U, t):
 
 def _minus_ones(n: int) -> np.ndarray:
     return np.full(n, -1.0)
-
-
-@dataclass
-class SMOSolution(SVMSolution):
-    """An :class:`~mkl.solvers.libsvm.SVMSolution` with the SMO iterations it took."""
-
-    iterations: int = 0
 
 
 @njit(cache=True, nogil=True)
@@ -437,7 +428,7 @@ def solve_svm_smo(
     shrinking: bool = True,
 ) -> SMOSolution:
     """The C-SVM dual on the precomputed kernel ``K`` (n, n), labels ``y`` in
-    {-1, +1}, box ``C`` (a number, or one bound C_i per point: ``mkl.solvers.libsvm.box_bounds``),
+    {-1, +1}, box ``C`` (a number, or one bound C_i per point: ``mkl.solvers.solution.box_bounds``),
     libsvm's stopping tolerance ``tol``; started at ``alpha0`` when given (made
     feasible by :func:`feasible_start`), else at 0. ``max_iter``: cap on SMO
     iterations (default: libsvm's, 1e7 or 100 n)."""
@@ -499,7 +490,7 @@ class BankSMO:
     """SMO on K(theta) = sum_m theta_m K_m for weights that change between chunks
     of working-set steps: the state of the interleaved engine (Kloft et al. 2009,
     sec. 2.4 and Algorithm 1; Sonnenburg et al. 2006, sec. 4.2) on a dense bank
-    ``K`` (M, n, n), for the dual ``form`` of a task (``mkl.solvers.tasks``).
+    ``K`` (M, n, n), for the dual ``form`` of a task (``mkl.solvers.task_duals``).
 
     Kept across chunks: the multipliers a, the coefficients beta and the
     per-kernel products g_m = K_m beta (M, n). A chunk (:meth:`advance`) runs at
@@ -617,7 +608,7 @@ class BankSMO:
 
     def advance(self, theta: np.ndarray, max_steps: int, tol: float, shrinking=False):
         """At most ``max_steps`` SMO steps on K(theta) (to libsvm's ``tol``):
-        returns the task's solution at the new point (``mkl.solvers.tasks``,
+        returns the task's solution at the new point (``mkl.solvers.task_duals``,
         with ``primal`` an upper bound on J(theta)) and q (M,)."""
         theta = self._at(theta)
         self._sync()

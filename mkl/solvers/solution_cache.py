@@ -23,13 +23,10 @@ _SHARED: ContextVar[dict | None] = ContextVar("mkl_shared_solutions", default=No
 
 @contextmanager
 def shared_solutions():
-    """Within the block, :func:`shared_solution` solves each problem once.
-
-    MEMO with theta >= 0.01 puts all its weight on the simplest kernel, so on
-    madelon 7 of its 9 grid points end in the same C = 1000 SVM on the linear
-    kernel: 17-22 s each at n = 1120, where the classes overlap and libsvm
-    needs millions of iterations (5.0 M on a fold of split 0). The bank must
-    not change inside the block."""
+    """Within the block, :func:`shared_solution` solves each problem once
+    (e.g. MEMO with a large theta puts all its weight on the simplest kernel,
+    so several grid points end in the same SVM). The bank must not change
+    inside the block."""
     token = _SHARED.set({})
     try:
         yield

@@ -6,22 +6,27 @@ kernel weights theta. Every task's dual has the wrapper framework's form
 a maximum of functions affine in theta, so J is convex and every wrapper
 method (SimpleMKL, the level method, lp-norm MKL, GMKL) minimises it over its
 weight set unchanged: a task is a new inner problem behind the one oracle
-(``mkl/algorithms/inner.py``), not a new loop.
+(``mkl/solvers/inner.py``), not a new loop.
 
 * :data:`CLASSIFICATION`: the C-SVM, beta = alpha * y, 0 <= alpha <= C,
-  y'alpha = 0, S = 1'alpha (``mkl.solvers.libsvm.solve_svm_dual``, warm starts by
-  ``mkl.solvers.smo``).
+  y'alpha = 0, S = 1'alpha.
 * :class:`Regression` (epsilon-SVR): -C <= beta <= C, 1'beta = 0,
-  S = y'beta - epsilon ||beta||_1 (``mkl.solvers.libsvm.solve_svr_dual``).
+  S = y'beta - epsilon ||beta||_1.
 * :class:`Novelty` (one-class SVM, Schoelkopf et al. 2001): 0 <= beta <= 1/(nu n),
   1'beta = 1, S = 0, so J(theta) = -min_beta 1/2 beta'K(theta)beta: learning
-  the weights maximises the one-class dual value (``mkl.solvers.libsvm.solve_one_class_dual``).
+  the weights maximises the one-class dual value.
   ``objective_`` is J, at most 0; Schoelkopf's dual value is -J.
 
-Each task solves its dual on a dense kernel (``solve``) and on factors
-(``solve_factors``, ``mkl.solvers.coordinate_descent``): there the intercept of the C-SVM and
-the SVR is a regularised constant feature b (no 1'beta = 0 constraint; S gains
--b^2/2 (1'beta)^2), while the one-class SVM keeps 1'alpha = 1 exactly.
+A task describes its dual and solves nothing: its form in libsvm's terms
+(``dual_form``, a :class:`DualForm`, for the SMO of ``mkl.solvers.smo``), its
+form as the box QP (Q) of ``mkl.solvers.coordinate_descent`` on factors
+(``factor_form``), and the :class:`~mkl.solvers.solution.SVMSolution` with
+its primal bound at a point of either (``solution``, ``factor_solution``).
+Which solver solves it on which representation (libsvm, the warm-started
+SMO, the coordinate descent) is chosen in one place, ``mkl.solvers.dispatch``.
+On factors the intercept of the C-SVM and the SVR is a regularised constant
+feature b (no 1'beta = 0 constraint; S gains -b^2/2 (1'beta)^2), while the
+one-class SVM keeps 1'alpha = 1 exactly.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import numpy as np
 
 from .._validation import check_target_vector
 from ..exceptions import InputError
-from .libsvm import SVMSolution, box_bounds, box_of, solve_one_class_dual, solve_svr_dual
+from .solution import FactoredSolution, SVMSolution, box_bounds, box_of
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,7 @@ def least_hinge_sum(rising=(), falling=(), weight=1.0, slope: float = 0.0) -> fl
 
 @dataclass(frozen=True)
 class Classification:
-    """The C-SVM (on a dense bank solved by the inner problem itself: libsvm
-    cold, SMO warm)."""
+    """The C-SVM."""
 
     name = "classification"
 
@@ -125,8 +129,6 @@ class Classification:
         """The factored C-SVM's solution at alpha = x: bias b^2 y'alpha, S =
         1'alpha - b^2/2 v^2, and ``primal`` = 1/2 (quad + b^2 v^2) + sum_i C_i
         max(0, 1 - y_i f_i) with f = K(theta)beta + b^2 v (the intercept a feature)."""
-        from .coordinate_descent import FactoredSolution
-
         penalty = 0.5 * b2 * v * v
         C = _kept_box(C)
         hinge = float(np.sum(C * np.maximum(0.0, 1.0 - y * f)))
@@ -135,17 +137,6 @@ class Classification:
             objective=float(x.sum() - 0.5 * quad) - penalty, C=C, at_bound=False,
             converged=converged, bias_penalty=penalty,
             primal=0.5 * quad + penalty + hinge, epochs=epochs,
-        )  # fmt: skip
-
-    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
-        """The bias-free C-SVM on factors (``mkl.solvers.coordinate_descent.solve_factored_svm``),
-        warm-started at the previous solution ``warm`` (or None)."""
-        from .coordinate_descent import solve_factored_svm
-        # numba: loaded when first needed
-
-        return solve_factored_svm(
-            Z, offsets, theta, y, C, tol, intercept_sq=intercept_sq,
-            alpha0=None if warm is None else warm.alpha,
         )  # fmt: skip
 
 
@@ -167,16 +158,13 @@ class Regression:
         """The real targets y as the dual takes them (:func:`check_regression_targets`)."""
         return check_regression_targets(y, n)
 
-    def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
-        return solve_svr_dual(K, y, _finite_C(C), self.epsilon, tol)
-
     def dual_form(self, y, C, n: int) -> DualForm:
         """libsvm's SVR: a = (alpha, alpha*), sign = (1, -1), p = (epsilon - y,
         epsilon + y), box C, beta = alpha - alpha*."""
         y = np.asarray(y, float)
         return DualForm(
             np.concatenate([np.ones(n), -np.ones(n)]), np.concatenate([np.arange(n)] * 2),
-            np.concatenate([self.epsilon - y, self.epsilon + y]), _both_boxes(_finite_C(C), n),
+            np.concatenate([self.epsilon - y, self.epsilon + y]), _both_boxes(finite_C(C), n),
             np.zeros(2 * n),
         )  # fmt: skip
 
@@ -196,14 +184,12 @@ class Regression:
 
     def factor_form(self, y, C, n: int):
         """(sign, p, lo, hi, eps) of the factored SVR (R) as the box QP (Q)."""
-        C = box_of(_finite_C(C), n)
+        C = box_of(finite_C(C), n)
         return np.ones(n), -np.asarray(y, float), -C, C, float(self.epsilon)
 
     def factor_solution(self, x, q, quad, f, v, b2, y, C, converged, epochs) -> SVMSolution:
         """At beta = x: S = y'beta - epsilon ||beta||_1 - b^2/2 v^2, ``primal`` =
         1/2 (quad + b^2 v^2) + C sum_i max(0, |y_i - f_i| - epsilon)."""
-        from .coordinate_descent import FactoredSolution
-
         penalty = 0.5 * b2 * v * v
         fit = float(y @ x - self.epsilon * np.abs(x).sum())
         C = _kept_box(C)
@@ -212,16 +198,6 @@ class Regression:
             alpha=np.abs(x), dual_coef=x, bias=float(b2 * v), objective=fit - penalty - 0.5 * quad,
             C=C, at_bound=False, converged=converged, linear=fit - penalty,
             primal=0.5 * quad + penalty + loss, epochs=epochs,
-        )  # fmt: skip
-
-    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
-        """The epsilon-SVR on factors with a regularised intercept
-        (``mkl.solvers.coordinate_descent.solve_factored_svr``)."""
-        from .coordinate_descent import solve_factored_svr
-
-        return solve_factored_svr(
-            Z, offsets, theta, y, _finite_C(C), self.epsilon, tol, intercept_sq=intercept_sq,
-            beta0=None if warm is None else warm.dual_coef,
         )  # fmt: skip
 
 
@@ -248,9 +224,6 @@ class Novelty:
         """Ones: every training point is normal (``y`` is ignored)."""
         return np.ones(n)
 
-    def solve(self, K: np.ndarray, y: np.ndarray, C, tol: float) -> SVMSolution:
-        return solve_one_class_dual(K, self.nu, tol)
-
     def dual_form(self, y, C, n: int) -> DualForm:
         """sign = 1, p = 0, box 1/(nu n), 1'alpha = 1; libsvm's alpha is nu n
         times this one, and so is its tolerance."""
@@ -272,18 +245,6 @@ class Novelty:
             at_bound=False, converged=converged, linear=0.0, primal=0.5 * quad + loss,
         )  # fmt: skip
 
-    def solve_factors(self, Z, offsets, theta, y, C, tol, intercept_sq, warm) -> SVMSolution:
-        """The one-class SVM on factors, its equality kept by the method of
-        multipliers (``mkl.solvers.coordinate_descent.solve_factored_one_class``); the offset
-        is not regularised, so ``intercept_sq`` is not used."""
-        from .coordinate_descent import solve_factored_one_class
-
-        return solve_factored_one_class(
-            Z, offsets, theta, self.nu, tol,
-            alpha0=None if warm is None else warm.alpha,
-            rho0=None if warm is None else -warm.bias,
-        )  # fmt: skip
-
 
 def _both_boxes(C, n: int):
     """The SVR's bound on (alpha, alpha*): C, or (C_i, C_i) per point."""
@@ -296,7 +257,8 @@ def _kept_box(C) -> float | np.ndarray:
     return float(C) if np.ndim(C) == 0 else np.asarray(C, float)
 
 
-def _finite_C(C):
+def finite_C(C):
+    """``C`` itself, refused when it is None (hard margin): the SVR's box."""
     if C is None:
         raise InputError("regression needs a finite C (there is no hard-margin SVR)")
     return C
