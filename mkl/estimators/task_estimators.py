@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..algorithms.registry import ALGORITHMS, algorithms_for_task, new_algorithm
 from ..exceptions import InputError
 from ..solvers.tasks import Novelty, Regression
+from .algorithm_params import algorithm_parameters
 
 # the fitted attributes of the bank-level estimator that the task estimators show
 FITTED_ATTRIBUTES = (
@@ -57,21 +58,6 @@ def _solver(algorithm, task, **params):
             f"classifier's); for {task.name}: {', '.join(algorithms_for_task(task.name))}"
         )
     return new_algorithm(algorithm, task=task, **params)
-
-
-def algorithm_parameters(est, named: tuple[str, ...], reserved: tuple[str, ...] = ()) -> dict:
-    """What an estimator that wraps a registry method passes to it: its
-    ``algorithm_params``, and those of its own parameters ``named`` that it
-    sets (None leaves the method's default). ``algorithm_params`` may not
-    repeat C, ``named`` or ``reserved`` (the estimator's other own parameters)."""
-    extra = dict(est.algorithm_params or {})
-    clash = {"C", *named, *reserved} & set(extra)
-    if clash:
-        raise InputError(
-            f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
-        )
-    own = {name: getattr(est, name) for name in named}
-    return {**extra, **{name: value for name, value in own.items() if value is not None}}
 
 
 class _TaskEstimator(BaseEstimator):
