@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .estimators.factory import make_estimator, make_novelty_detector, make_regressor
     from .estimators.features import MultipleKernelClassifier, MultipleKernelRegressor
     from .estimators.plotting import plot_weights
-    from .estimators.tasks import MKLNoveltyDetector, MKLRegressor
+    from .estimators.task_estimators import MKLNoveltyDetector, MKLRegressor
     from .kernels.specs import KernelSpec
 
 try:
@@ -55,8 +55,8 @@ _LAZY = {
     "BaseMKL": "algorithms.base",
     "FactorBank": "banks.factor_bank",
     "KernelSpec": "kernels.specs",
-    "MKLNoveltyDetector": "estimators.tasks",
-    "MKLRegressor": "estimators.tasks",
+    "MKLNoveltyDetector": "estimators.task_estimators",
+    "MKLRegressor": "estimators.task_estimators",
     "MultipleKernelClassifier": "estimators.features",
     "MultipleKernelRegressor": "estimators.features",
     "make_estimator": "estimators.factory",

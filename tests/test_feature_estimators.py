@@ -24,7 +24,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mkl
 from mkl import MultipleKernelClassifier, MultipleKernelRegressor
-from mkl.estimators import features as fe
+from mkl.banks import from_features
 from mkl.kernels.dense import compute_bank
 from mkl.kernels.specs import expand_bank_spec
 
@@ -155,7 +155,7 @@ def test_predict_in_chunks_of_test_rows_gives_the_same_scores(data, monkeypatch)
     X, y = data
     clf = MultipleKernelClassifier(kernels=SMALL_BANK).fit(X[:80], y[:80])
     whole = clf.decision_function(X[80:])
-    monkeypatch.setattr(fe, "TEST_BLOCK_CHUNK_BYTES", 1)  # one row at a time
+    monkeypatch.setattr(from_features, "TEST_BLOCK_CHUNK_BYTES", 1)  # one row at a time
     np.testing.assert_allclose(clf.decision_function(X[80:]), whole, rtol=0, atol=1e-13)
 
 
@@ -205,7 +205,7 @@ def test_factor_representation_predicts_the_same_twice_and_learns(data):
 
 def test_auto_takes_factors_above_the_dense_limit_when_the_algorithm_can(data, monkeypatch):
     X, y = data
-    monkeypatch.setattr(fe, "DENSE_BANK_LIMIT_BYTES", 0)
+    monkeypatch.setattr(from_features, "DENSE_BANK_LIMIT_BYTES", 0)
     level = MultipleKernelClassifier(algorithm="level", kernels=SMALL_BANK).fit(X, y)
     assert level.representation_["kind"] == "nystroem"
     memo = MultipleKernelClassifier(algorithm="memo", C=1000.0, kernels=SMALL_BANK).fit(X, y)

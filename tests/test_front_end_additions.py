@@ -20,8 +20,9 @@ from sklearn.preprocessing import StandardScaler
 import mkl
 from mkl import DegenerateKernelWarning, MultipleKernelClassifier, MultipleKernelRegressor
 from mkl.banks.checks import degenerate_kernels
+from mkl.banks.from_features import DEFAULT_KERNELS
 from mkl.estimators.calibration import platt_sigmoid, sigmoid_probabilities
-from mkl.estimators.features import DEFAULT_KERNELS, FIT_SUMMARY
+from mkl.estimators.features import FIT_SUMMARY
 from mkl.kernels.specs import expand_bank_spec
 
 SMALL_BANK = {

@@ -15,7 +15,7 @@ from sklearn.svm import SVR, OneClassSVM
 
 import mkl
 from mkl.algorithms.registry import algorithms_for_task
-from mkl.estimators.tasks import MKLNoveltyDetector, MKLRegressor
+from mkl.estimators.task_estimators import MKLNoveltyDetector, MKLRegressor
 
 from . import reference
 

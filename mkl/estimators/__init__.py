@@ -1,7 +1,9 @@
 """What a user constructs: the factory :func:`~mkl.estimators.factory.make_estimator`,
-the regressor and novelty detector on kernel banks (:mod:`~mkl.estimators.tasks`)
-and the front ends on raw features (:mod:`~mkl.estimators.features`). The
-bank-level estimators themselves are in :mod:`mkl.algorithms`.
+the regressor and novelty detector on kernel banks (:mod:`~mkl.estimators.task_estimators`)
+and the front ends on raw features (:mod:`~mkl.estimators.features`), which pass
+their own parameters and their ``algorithm_params`` on to the registry method
+they wrap (:mod:`~mkl.estimators.algorithm_params`). The bank-level estimators
+themselves are in :mod:`mkl.algorithms`.
 
 This file imports nothing (see :mod:`mkl.algorithms`).
 """

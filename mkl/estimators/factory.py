@@ -16,7 +16,8 @@ import warnings
 
 from ..algorithms.registry import new_algorithm
 from ..exceptions import InputError
-from .tasks import MKLNoveltyDetector, MKLRegressor
+from .algorithm_params import own_and_algorithm_params
+from .task_estimators import MKLNoveltyDetector, MKLRegressor
 
 TASKS = ("classification", "regression", "novelty")
 
@@ -27,10 +28,10 @@ def make_estimator(name: str, task: str = "classification", **params):
 
     * ``"classification"``: the registry's classifier (:class:`~mkl.algorithms.base.BaseMKL`)
       with ``params`` set;
-    * ``"regression"``: an :class:`~mkl.estimators.tasks.MKLRegressor` (the method's
+    * ``"regression"``: an :class:`~mkl.estimators.task_estimators.MKLRegressor` (the method's
       weight update with the epsilon-SVR dual); ``params``: C, epsilon, p, v and any
       other parameter of the method (passed on as ``algorithm_params``);
-    * ``"novelty"``: an :class:`~mkl.estimators.tasks.MKLNoveltyDetector` (the
+    * ``"novelty"``: an :class:`~mkl.estimators.task_estimators.MKLNoveltyDetector` (the
       one-class SVM dual); ``params``: nu, p, v and the method's others.
 
     An unknown name, task or parameter is an InputError naming the known ones.
@@ -38,22 +39,12 @@ def make_estimator(name: str, task: str = "classification", **params):
     if task == "classification":
         return new_algorithm(name, **params)
     if task == "regression":
-        return MKLRegressor(algorithm=name, **_own_and_algorithm_params(MKLRegressor, params))
+        return MKLRegressor(algorithm=name, **own_and_algorithm_params(MKLRegressor, params))
     if task == "novelty":
         return MKLNoveltyDetector(
-            algorithm=name, **_own_and_algorithm_params(MKLNoveltyDetector, params)
+            algorithm=name, **own_and_algorithm_params(MKLNoveltyDetector, params)
         )
     raise InputError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
-
-
-def _own_and_algorithm_params(cls, params: dict) -> dict:
-    """Split the keywords into the task estimator's own parameters and the
-    method's (``algorithm_params``, also accepted as such)."""
-    params = dict(params)
-    extra = dict(params.pop("algorithm_params", None) or {})
-    own = set(cls().get_params()) - {"algorithm", "algorithm_params"}
-    extra.update({k: v for k, v in params.items() if k not in own})
-    return {**{k: v for k, v in params.items() if k in own}, "algorithm_params": extra or None}
 
 
 def make_regressor(name: str, **params):

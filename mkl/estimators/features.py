@@ -1,25 +1,22 @@
 """scikit-learn estimators on raw features: the kernel bank is computed inside.
 
 :class:`MultipleKernelClassifier` composes two things the library already has:
-the kernel bank of a specification (:mod:`mkl.kernels`, or factors K_m = Z_m Z_m'
-from :mod:`mkl.banks.factor_builders`) and a bank-level estimator of the registry
+the kernel bank of a specification (:mod:`mkl.banks.from_features`: dense
+blocks from :mod:`mkl.kernels`, or factors K_m = Z_m Z_m' from
+:mod:`mkl.banks.factor_builders`) and a bank-level estimator of the registry
 (:data:`mkl.ALGORITHMS`); :class:`MultipleKernelRegressor` the same bank and
-:class:`mkl.estimators.tasks.MKLRegressor`. It takes ``X`` of shape (n_samples, n_features), so
-scikit-learn's tools that slice their input along the first axis
-(``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on it; the
-bank-level estimators take (M, n, n) banks, whose first axis is the kernels.
+:class:`mkl.estimators.task_estimators.MKLRegressor`. It takes ``X`` of shape
+(n_samples, n_features), so scikit-learn's tools that slice their input along
+the first axis (``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on
+it; the bank-level estimators take (M, n, n) banks, whose first axis is the
+kernels.
 
-The bank specification is the language of an experiment file's ``kernels``
-section (docs/design.md, "Experiment files")::
-
-    {"families": [{"family": "gaussian", "widths": {"base": 2, "from": -3, "to": 6}},
-                  {"family": "polynomial", "degrees": [1, 2, 3]}],
-     "features": ["all"],          # and/or "single": one kernel per feature
-     "normalise": "unit_diagonal"}
-
-Every normalisation is fitted on the training rows (:func:`mkl.kernels.dense.compute_bank`);
-``predict`` computes only the test block against the stored training rows
-(:func:`mkl.kernels.dense.compute_test_block`), in chunks of test rows.
+The bank specification ``kernels`` is the language of an experiment file's
+``kernels`` section (docs/design.md, "Experiment files"). Every normalisation
+is fitted on the training rows; ``predict`` computes only the test block
+against the stored training rows, in chunks of test rows
+(:func:`mkl.banks.from_features.dense_test_blocks`), or, for factors, the test
+rows' factors from the maps fitted with the training ones.
 """
 
 from __future__ import annotations
@@ -37,10 +34,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
+from ..banks.from_features import (
+    all_kernels_linear,
+    dense_test_blocks,
+    expand_views,
+    factor_test_bank,
+    feature_bank_spec,
+    resolve_representation,
+    training_bank,
+    view_parts,
+)
 from ..exceptions import DegenerateKernelWarning, InputError
-from ..kernels.dense import compute_bank, compute_test_block
-from ..kernels.representation import bank_representation
-from ..kernels.specs import bank_dtype, column_ranges, expand_bank_spec, single_features
+from ..kernels.specs import bank_dtype, column_ranges
 
 # features whose squares summed over a row reach this are refused: a Gaussian
 # kernel's squared distances would overflow float64 (X * 1e200 once surfaced
@@ -68,37 +73,6 @@ def _validated(estimator, X, y="no_validation", **kwargs):
             )
     return out
 
-
-# 8 Gaussian widths 2^-1 .. 2^6 per feature, i.e. times sqrt(d) on all d
-# features, and polynomial degrees 1-3, on all features, each kernel with unit
-# diagonal so that C means what it means for an SVC on one normalised kernel:
-# 11 kernels. SimpleMKL's range 2^-3 .. 2^6 (Rakotomamonjy et al. 2008, for
-# unit-variance features) is a range for one feature: on d standardised
-# features squared distances concentrate near 2d, so a width w sqrt(d) gives
-# typical entries exp(-1/w^2), 1e-28 for w = 2^-3 and 1e-7 for 2^-2: kernels
-# that are numerically the identity (unscaled, an L1 method put its largest
-# weight on one in the README's example); 2^-1 gives 0.02
-DEFAULT_KERNELS = {
-    "families": [
-        {
-            "family": "gaussian",
-            "widths": {"base": 2, "from": -1, "to": 6},
-            "widths_scale": "sqrt_features",
-        },
-        {"family": "polynomial", "degrees": [1, 2, 3]},
-    ],
-    "features": ["all"],
-    "normalise": "unit_diagonal",
-}
-
-# representation="auto": factors where the dense training bank (M n^2 numbers)
-# would take more than this, if the algorithm takes factor banks
-DENSE_BANK_LIMIT_BYTES = 4 * 2**30
-# the Nystroem rank / random Fourier dimension of representation="nystroem" /
-# "rff" / "auto" (a mapping such as {"kind": "nystroem", "rank": 200} sets it)
-DEFAULT_FACTOR_RANK = 500
-# predict computes the test block in chunks of rows of at most this many bytes
-TEST_BLOCK_CHUNK_BYTES = 256 * 2**20
 
 # the algorithm parameters that are the estimator's own (searchable by
 # GridSearchCV); None leaves the algorithm's default
@@ -159,25 +133,6 @@ class _FeatureBankEstimator(BaseEstimator):
     representation. Subclasses define ``__init__`` and ``_inner_estimator``."""
 
     # ------------------------------------------------------------ parameters
-    def _bank_spec(self) -> dict:
-        return self._checked_spec(DEFAULT_KERNELS if self.kernels is None else self.kernels)
-
-    @staticmethod
-    def _checked_spec(spec) -> dict:
-        if not isinstance(spec, Mapping):
-            raise InputError(
-                f"kernels must be a bank specification (a mapping with 'families'), "
-                f"got {type(spec).__name__}"
-            )
-        if "similarity" in spec:
-            raise InputError(
-                "a similarity bank is made of precomputed matrices, not computed from "
-                "features: fit a bank-level estimator (mkl.make_estimator) on it instead"
-            )
-        if "eigendecompose" in spec:
-            raise InputError("eigendecompose applies to similarity banks only")
-        return dict(spec)
-
     def _seed(self) -> int:
         if isinstance(self.random_state, numbers.Integral) and not isinstance(
             self.random_state, bool
@@ -188,120 +143,30 @@ class _FeatureBankEstimator(BaseEstimator):
     def _resolve_representation(
         self, spec: Mapping, n_kernels: int, n: int, estimator, sparse: bool = False
     ) -> dict:
-        rep = self.representation
+        """The bank's representation from ``representation``
+        (:func:`mkl.banks.from_features.resolve_representation`), refused when
+        it is factors (as sparse X is held) and the algorithm needs the kernel
+        matrices."""
         if sparse and not estimator.accepts_factors:
             raise InputError(
                 f"sparse X is held as exact factors, which algorithm {self.algorithm!r} does "
                 "not take (it needs the kernel matrices): pass dense X (X.toarray())"
             )
-        if isinstance(rep, str) and rep == "auto":
-            if sparse:
-                rep = "exact"  # _validated_X: linear kernels only
-            elif "representation" in spec:
-                rep = spec["representation"]
-            else:
-                dtype = bank_dtype(spec)
-                dense_bytes = n_kernels * n * n * dtype.itemsize
-                factors = dense_bytes > DENSE_BANK_LIMIT_BYTES and estimator.accepts_factors
-                rep = "nystroem" if factors else "dense"
-        elif "representation" in spec and spec["representation"] != rep:
-            raise InputError(
-                f"the kernels spec says representation {spec['representation']!r} and the "
-                f"estimator {rep!r}: give it in one place"
-            )
-        if isinstance(rep, str):
-            size = {"nystroem": "rank", "rff": "dimension"}.get(rep)
-            rep = {"kind": rep} if size is None else {"kind": rep, size: DEFAULT_FACTOR_RANK}
-        elif not isinstance(rep, Mapping):
-            raise InputError(
-                "representation must be 'auto', 'dense', 'nystroem', 'rff', 'exact' or a "
-                f"mapping, got {rep!r}"
-            )
-        rep = dict(rep)
-        if rep.get("kind") in ("nystroem", "rff"):
-            rep.setdefault("seed", self._seed())
-        if rep.get("kind") == "nystroem" and isinstance(rep.get("rank"), int):
-            rep["rank"] = min(rep["rank"], n)  # landmarks are training rows
-        rep = bank_representation({"representation": rep})
+        rep = resolve_representation(
+            self.representation,
+            spec,
+            n_kernels,
+            n,
+            factors_allowed=estimator.accepts_factors,
+            draw_seed=self._seed,
+            sparse=sparse,
+        )
         if rep["kind"] != "dense" and not estimator.accepts_factors:
             raise InputError(
                 f"algorithm {self.algorithm!r} needs the kernel matrices themselves; "
                 f"use representation='dense', not {rep['kind']!r}"
             )
         return rep
-
-    # ------------------------------------------------------------ views
-    def _view_parts(self, spec: Mapping, n_features: int) -> list[tuple]:
-        """(view name or None, column indices, bank spec) for each part of the
-        bank: the ``views``, or one part of every column and ``kernels``."""
-        if self.views is None:
-            return [(None, np.arange(n_features), spec)]
-        if isinstance(self.views, (str, Mapping)) or not self.views:
-            raise InputError(
-                "views must be a non-empty list of (name, columns) or (name, columns, "
-                f"kernels) tuples, got {self.views!r}"
-            )
-        names = getattr(self, "feature_names_in_", None)
-        parts, seen = [], set()
-        for view in self.views:
-            if not isinstance(view, (tuple, list)) or len(view) not in (2, 3):
-                raise InputError(
-                    f"a view is (name, columns) or (name, columns, kernels), got {view!r}"
-                )
-            name, columns = str(view[0]), view[1]
-            if name in seen:
-                raise InputError(f"two views are named {name!r}")
-            seen.add(name)
-            own = view[2] if len(view) == 3 and view[2] is not None else spec
-            if own is not spec:
-                own = self._checked_spec(own)
-                for key in ("representation", "dtype"):
-                    if key in own and own[key] != spec.get(key):
-                        raise InputError(
-                            f"view {name!r} sets {key}: set it once, in kernels, for the bank"
-                        )
-            parts.append((name, self._view_columns(name, columns, names, n_features), own))
-        return parts
-
-    @staticmethod
-    def _view_columns(name, columns, feature_names, n_features) -> np.ndarray:
-        """A view's columns as indices: a slice, indices, or names of X's columns."""
-        if isinstance(columns, slice):
-            ends = (columns.start, columns.stop, columns.step)
-            if not all(
-                e is None or (isinstance(e, numbers.Integral) and not isinstance(e, bool))
-                for e in ends
-            ):
-                raise InputError(
-                    f"view {name!r}: a slice of columns takes integers, got {columns!r}"
-                )
-            cols = np.arange(n_features)[columns]
-        else:
-            listed = [columns] if isinstance(columns, (str, numbers.Integral)) else list(columns)
-            index = {} if feature_names is None else {c: j for j, c in enumerate(feature_names)}
-            cols = []
-            for c in listed:
-                if isinstance(c, str):
-                    if c not in index:
-                        raise InputError(
-                            f"view {name!r}: no column named {c!r} (columns are named when "
-                            "X is a DataFrame)"
-                        )
-                    cols.append(index[c])
-                elif (
-                    isinstance(c, numbers.Integral)
-                    and not isinstance(c, bool)
-                    and 0 <= c < n_features
-                ):
-                    cols.append(int(c))
-                else:
-                    raise InputError(
-                        f"view {name!r}: column {c!r} is not an index in [0, {n_features})"
-                    )
-            cols = np.array(cols, dtype=np.int64)
-        if cols.size == 0:
-            raise InputError(f"view {name!r} has no columns")
-        return cols
 
     # ------------------------------------------------------------ fit
     def _fit_on_bank(self, X, y, sample_weight=None):
@@ -312,68 +177,27 @@ class _FeatureBankEstimator(BaseEstimator):
         for stale in (*FIT_SUMMARY, "views_", "view_weights_", "probability_sigmoids_"):
             if hasattr(self, stale):  # a refit's attributes are the new fit's only
                 delattr(self, stale)
-        spec = self._bank_spec()
+        spec = feature_bank_spec(self.kernels)
         estimator = self._inner_estimator()
         feature_names = getattr(self, "feature_names_in_", None)
-        column_names = (
-            np.array([f"x{j}" for j in range(X.shape[1])], dtype=object)
-            if feature_names is None
-            else feature_names
+        parts, specs, names = expand_views(
+            view_parts(self.views, spec, X.shape[1], feature_names), X, feature_names
         )
-        parts, specs, names = [], [], []
-        for view, cols, spec_v in self._view_parts(spec, X.shape[1]):
-            X_v = X[:, cols]
-            specs_v = expand_bank_spec(
-                spec_v, len(cols), single_features=single_features(spec_v, X_v)
-            )
-            labels = [s.label(column_names[cols]) for s in specs_v]
-            names += labels if view is None else [f"{view}:{label}" for label in labels]
-            parts.append((view, cols, specs_v))
-            specs += specs_v
-        names = np.array(names, dtype=object)
         rep = self._resolve_representation(
             spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
         )
         dtype = bank_dtype(spec)
+        bank, divisors, maps = training_bank(parts, X, rep, dtype, names)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
-            K = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=dtype)
-            factors, start = np.ones(len(specs)), 0
-            for _, cols, specs_v in parts:  # each view's bank written in place
-                stop = start + len(specs_v)
-                _, _, factors[start:stop] = compute_bank(
-                    specs_v, X[:, cols], dtype=dtype, out=K[start:stop]
-                )
-                start = stop
-            warn_degenerate_kernels(degenerate_kernels(K[:, :rows, :rows]), names, X)
-            estimator.fit(K, y, **weighted)
-            del K
-            self.normalisation_factors_ = factors
-            self.factor_maps_ = None
+            found = degenerate_kernels(bank[:, :rows, :rows])
         else:
-            from ..banks.factor_bank import FactorBank
-            from ..banks.factor_builders import compute_factor_maps
-
-            maps, banks = [], []
-            for i, (_, cols, specs_v) in enumerate(parts):
-                # each view its own draws (random Fourier W, b; Nystroem landmarks)
-                rep_v = {**rep, "seed": rep["seed"] + i} if "seed" in rep else rep
-                maps_v, bank_v = compute_factor_maps(specs_v, X[:, cols], rep_v, dtype)
-                maps.append(maps_v)
-                banks.append(bank_v)
-            if len(banks) == 1:
-                bank = banks[0]
-                bank.names = [str(name) for name in names]
-            else:  # the views' factors side by side (one copy)
-                factors_of = [b.factor(m) for b in banks for m in range(b.n_kernels)]
-                bank = FactorBank(factors_of, names=list(names))
-                del factors_of
-            del banks
-            warn_degenerate_kernels(degenerate_factor_kernels(bank, rows), names, X)
-            estimator.fit(bank, y, **weighted)
-            del bank
-            self.normalisation_factors_ = None
-            self.factor_maps_ = maps
+            found = degenerate_factor_kernels(bank, rows)
+        warn_degenerate_kernels(found, names, X)
+        estimator.fit(bank, y, **weighted)
+        del bank
+        self.normalisation_factors_ = divisors
+        self.factor_maps_ = maps
         self.estimator_ = estimator
         self.representation_ = rep
         self.kernel_specs_ = specs
@@ -398,24 +222,6 @@ class _FeatureBankEstimator(BaseEstimator):
         return self
 
     # ------------------------------------------------------------ predict
-    def _test_block(self, X):
-        """The dense test block (M, n_test, n_train) of the rows of X, part by part."""
-        block = np.empty(
-            (len(self.kernel_specs_), X.shape[0], self.X_fit_.shape[0]), self._bank_dtype
-        )
-        start = 0
-        for cols, n_kernels in self._parts:
-            stop = start + n_kernels
-            block[start:stop] = compute_test_block(
-                self.kernel_specs_[start:stop],
-                self.X_fit_[:, cols],
-                X[:, cols],
-                self.normalisation_factors_[start:stop],
-                self._bank_dtype,
-            )
-            start = stop
-        return block
-
     def _scores(self, X):
         """The inner estimator's decision values on the rows of X."""
         check_is_fitted(self)
@@ -423,43 +229,26 @@ class _FeatureBankEstimator(BaseEstimator):
         if sp.issparse(X) and self.representation_["kind"] != "exact":
             X = X.toarray()  # linear kernels fitted on dense X (_validated_X)
         if self.representation_["kind"] != "dense":
-            from ..banks.factor_bank import FactorBank
-
-            # the maps kept from fit give the test rows their factors: O(n_test r M),
-            # no landmark eigendecomposition or training factor again
-            test = []
-            for (cols, _), maps in zip(self._parts, self.factor_maps_, strict=True):
-                test += maps.transform(X[:, cols])
-            return self.estimator_.decision_function(FactorBank.of_test_factors(test))
-        row_bytes = len(self.kernel_specs_) * self.X_fit_.shape[0] * self._bank_dtype.itemsize
-        chunk = max(1, TEST_BLOCK_CHUNK_BYTES // row_bytes)
-        scores = [
-            self.estimator_.decision_function(self._test_block(X[start : start + chunk]))
-            for start in range(0, X.shape[0], chunk)
-        ]
+            # the maps kept from fit give the test rows their factors
+            test = factor_test_bank(self._parts, self.factor_maps_, X)
+            return self.estimator_.decision_function(test)
+        blocks = dense_test_blocks(
+            self.kernel_specs_,
+            self._parts,
+            self.X_fit_,
+            X,
+            self.normalisation_factors_,
+            self._bank_dtype,
+        )
+        scores = [self.estimator_.decision_function(block) for block in blocks]
         return np.concatenate(scores, axis=0)
 
     # ------------------------------------------------------------ sparse X
-    def _linear_only(self) -> bool:
-        """Whether every kernel of the bank (of every view) is linear: then exact
-        factors (X itself, its columns or groups) keep a sparse X sparse."""
-        views = list(self.views or ())
-        own = [
-            v[2] for v in views if isinstance(v, (tuple, list)) and len(v) == 3 and v[2] is not None
-        ]
-        specs = own
-        if not views or len(own) < len(views):  # some part uses ``kernels``
-            specs = [*own, self.kernels if self.kernels is not None else DEFAULT_KERNELS]
-        try:
-            return all(fam.get("family") == "linear" for spec in specs for fam in spec["families"])
-        except (TypeError, KeyError, AttributeError):
-            return False  # a malformed spec: fit names the problem
-
     def _validated_X(self, X, y="no_validation", **kwargs):
         """X (and y) validated; sparse X accepted (as CSR) for a bank of linear
         kernels only, which it keeps sparse in exact factors."""
         sparse = sp.issparse(X)
-        if sparse and not self._linear_only():
+        if sparse and not all_kernels_linear(self.kernels, self.views):
             raise InputError(
                 "sparse X: only a bank of linear kernels keeps it sparse (exact factors: "
                 "X itself, one kernel per column, or per view); this bank has other "
@@ -480,7 +269,7 @@ class _FeatureBankEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         # Gaussian and polynomial kernels are computed on dense features; a bank
         # of linear kernels is exact factors of X, which stay sparse
-        tags.input_tags.sparse = self._linear_only()
+        tags.input_tags.sparse = all_kernels_linear(self.kernels, self.views)
         return tags
 
 
@@ -497,9 +286,9 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         The bank specification, as an experiment file's ``kernels`` section
         (families with widths / degrees, ``features`` all and/or single,
         ``normalise``, ``dtype``, ``feature_limit``, ``varying_features_only``).
-        None: :data:`DEFAULT_KERNELS` (11 kernels: Gaussian widths 2^-1..2^6
-        per feature, i.e. times sqrt(d) on all d features, and polynomial
-        degrees 1-3 on all features, unit diagonal).
+        None: :data:`~mkl.banks.from_features.DEFAULT_KERNELS` (11 kernels:
+        Gaussian widths 2^-1..2^6 per feature, i.e. times sqrt(d) on all d
+        features, and polynomial degrees 1-3 on all features, unit diagonal).
     algorithm : str
         A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
@@ -515,12 +304,13 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         Any other parameters of the algorithm (e.g. ``{"tol": 1e-3}``).
     representation : str or mapping
         How the bank is held: ``"dense"`` ((M, n, n) matrices), ``"nystroem"`` or
-        ``"rff"`` (factors of rank / dimension :data:`DEFAULT_FACTOR_RANK`), a
-        mapping as in an experiment file (``{"kind": "nystroem", "rank": 200}``),
-        or ``"auto"``: the ``kernels`` spec's own ``representation`` if it has
-        one, else Nystroem factors when the dense bank would exceed
-        :data:`DENSE_BANK_LIMIT_BYTES` and the algorithm takes factor banks,
-        else dense.
+        ``"rff"`` (factors of rank / dimension
+        :data:`~mkl.banks.from_features.DEFAULT_FACTOR_RANK`), a mapping as in an
+        experiment file (``{"kind": "nystroem", "rank": 200}``), or ``"auto"``:
+        the ``kernels`` spec's own ``representation`` if it has one, else
+        Nystroem factors when the dense bank would exceed
+        :data:`~mkl.banks.from_features.DENSE_BANK_LIMIT_BYTES` and the
+        algorithm takes factor banks, else dense.
     random_state : int, RandomState or None
         Seeds the Nystroem landmarks / random Fourier draws (unless the
         representation mapping has its own ``seed``), algorithms with a
@@ -615,8 +405,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.verbose = verbose
 
     def _inner_estimator(self):
+        from .algorithm_params import algorithm_parameters
         from .factory import make_estimator
-        from .tasks import algorithm_parameters
 
         # verbose=True and algorithm_params' verbose are one setting given twice
         reserved = ("random_state", "verbose") if self.verbose else ("random_state",)
@@ -727,11 +517,11 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
 class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     """Multiple kernel epsilon-SVR on raw features: computes the bank of
-    ``kernels`` on the training rows and fits :class:`mkl.estimators.tasks.MKLRegressor`
+    ``kernels`` on the training rows and fits :class:`mkl.estimators.task_estimators.MKLRegressor`
     (``algorithm``'s weight update with the epsilon-SVR inner problem) on it.
 
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
-    ``algorithm`` among :func:`mkl.estimators.tasks.algorithms_for_task`
+    ``algorithm`` among :func:`mkl.algorithms.registry.algorithms_for_task`
     ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
     ``representation``, ``random_state``, ``views``, ``verbose``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
@@ -771,7 +561,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
 
     def _inner_estimator(self):
         from ..algorithms.registry import algorithm_info
-        from .tasks import MKLRegressor
+        from .task_estimators import MKLRegressor
 
         params = dict(self.algorithm_params or {})
         if self.verbose:

@@ -7,8 +7,9 @@ block and test-against-training block); for similarity data the dataset's own
 matrices, or ones generated from the features, are sliced and, if asked,
 eigendecomposed once here so that every algorithm and grid point reuses them.
 A spec with a ``representation`` other than dense gives a bank of factors
-(``mkl.banks.factor_builders.compute_factor_bank``: Nystroem, random Fourier features,
-exact linear factors) instead of the n x n blocks.
+(Nystroem, random Fourier features, exact linear factors) instead of the
+n x n blocks: :func:`mkl.banks.from_features.compute_feature_bank`, which
+computes the front ends' banks on raw features as well.
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from ..banks.from_features import compute_feature_bank, expand_on_features
 from ..banks.kernel_bank import KernelBank
-from ..kernels.dense import compute_bank, similarity_bank
+from ..kernels.dense import similarity_bank
 from ..kernels.representation import bank_representation
 from ..kernels.similarity import generate_similarity
-from ..kernels.specs import bank_dtype, expand_bank_spec, single_features
+from ..kernels.specs import bank_dtype, expand_bank_spec
 from .preprocessing import scale_features
 
 if TYPE_CHECKING:  # types only: the source hash of this stage leaves their modules out
@@ -61,21 +61,15 @@ def split_bank(
         train, test, factors = similarity_bank(specs, S, split.train, split.test, dtype=dtype)
     else:
         # feature_limit or varying_features_only: chosen on the raw training rows
-        singles = single_features(spec, ds.X[split.train])
+        specs, singles = expand_on_features(spec, ds.X[split.train])
         if singles is not None:
             provenance["single_features"] = json.dumps(singles)
         X_tr, X_te = scale_features(ds.X[split.train], ds.X[split.test], scaling)
-        specs = expand_bank_spec(spec, ds.X.shape[1], single_features=singles)
         representation = bank_representation(spec)
-        if representation["kind"] == "dense":
-            train, test, factors = compute_bank(specs, X_tr, X_te, dtype=dtype)
-        else:  # factors K_m = Z_m Z_m', normalised on the factors themselves
-            from ..banks.factor_builders import compute_factor_bank
-
-            train = compute_factor_bank(
-                specs, X_tr, X_te, representation, dtype, ds.y[split.train], ds.y[split.test]
-            )
-            test, factors = None, np.full(len(specs), np.nan)  # divisors not recorded
+        train, test, factors = compute_feature_bank(
+            specs, X_tr, X_te, representation, dtype, ds.y[split.train], ds.y[split.test]
+        )
+        if representation["kind"] != "dense":  # factors: their divisors are not recorded
             provenance["representation"] = json.dumps(representation)
     bank = KernelBank(
         train=train,

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..algorithms.base import BaseMKL
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
-from ..estimators.tasks import FITTED_ATTRIBUTES
+from ..estimators.task_estimators import FITTED_ATTRIBUTES
 from ..exceptions import InputError, is_fit_failure
 from ..metrics import task_metrics
 from ..model_selection import cross_validate_grid, fit_summary, grid_points, select_best
@@ -154,7 +154,7 @@ def novelty_labels(y: np.ndarray, inlier) -> np.ndarray:
 
 class InlierTrainedDetector(OutlierMixin, BaseEstimator):
     """The novelty protocol of the workflow: ``detector`` (an unfitted
-    :class:`mkl.estimators.tasks.MKLNoveltyDetector`) fitted on the rows labelled
+    :class:`mkl.estimators.task_estimators.MKLNoveltyDetector`) fitted on the rows labelled
     +1 of the bank it is given, scoring any rows. The rows labelled -1 (outliers)
     are only ever held out: they make the AUC of model selection and of the test.
 

@@ -59,7 +59,7 @@ def plot_metric(
     save_figure(fig, path_png, path_pdf)
 
 
-def plot_weights(
+def plot_weights_figure(
     series: Mapping[str, Sequence[float]],
     kernel_labels: Sequence[str],
     path_png,

@@ -32,7 +32,7 @@ def main(snakemake, log):
         series[name] = [float(w) for w in est.weights_.ravel()]
         log.info("%s: %s, %d kernels selected", name, params, est.n_selected_)
     title = spec.get("title", f"{exp['name']}: {spec['dataset']}")
-    figures.plot_weights(series, labels, snakemake.output.png, snakemake.output.pdf, title)
+    figures.plot_weights_figure(series, labels, snakemake.output.png, snakemake.output.pdf, title)
     write_json(snakemake.output.json, {"kernels": labels, "weights": series, "figure": spec})
 
 

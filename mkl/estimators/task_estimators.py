@@ -2,7 +2,7 @@
 
 Each estimator runs a registry method's own weight update (SimpleMKL, the
 level method, lp-norm MKL, GMKL...) with another inner problem behind the one
-oracle (:mod:`mkl.solvers.tasks`): the epsilon-SVR for :class:`MKLRegressor`, the
+oracle (:mod:`mkl.solvers.task_duals`): the epsilon-SVR for :class:`MKLRegressor`, the
 one-class SVM (Schoelkopf et al. 2001) for :class:`MKLNoveltyDetector`. It
 fits an instance of the registry class with its ``task`` parameter set, and
 keeps it as ``estimator_``: nothing of the loops is copied. Users get them
@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..algorithms.registry import ALGORITHMS, algorithms_for_task, new_algorithm
 from ..exceptions import InputError
 from ..solvers.task_duals import Novelty, Regression
+from .algorithm_params import algorithm_parameters
 
 # the fitted attributes of the bank-level estimator that the task estimators show
 FITTED_ATTRIBUTES = (
@@ -57,21 +58,6 @@ def _solver(algorithm, task, **params):
             f"classifier's); for {task.name}: {', '.join(algorithms_for_task(task.name))}"
         )
     return new_algorithm(algorithm, task=task, **params)
-
-
-def algorithm_parameters(est, named: tuple[str, ...], reserved: tuple[str, ...] = ()) -> dict:
-    """What an estimator that wraps a registry method passes to it: its
-    ``algorithm_params``, and those of its own parameters ``named`` that it
-    sets (None leaves the method's default). ``algorithm_params`` may not
-    repeat C, ``named`` or ``reserved`` (the estimator's other own parameters)."""
-    extra = dict(est.algorithm_params or {})
-    clash = {"C", *named, *reserved} & set(extra)
-    if clash:
-        raise InputError(
-            f"set {sorted(clash)} with the estimator's own parameters, not algorithm_params"
-        )
-    own = {name: getattr(est, name) for name in named}
-    return {**extra, **{name: value for name, value in own.items() if value is not None}}
 
 
 class _TaskEstimator(BaseEstimator):
