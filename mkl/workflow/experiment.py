@@ -228,6 +228,15 @@ def check(exp: Mapping) -> None:
             f"experiment {name!r}: paper_metric renames a single metric, given as a string; "
             f"the paper section lists {paper['metric']}"
         )
+    if paper.get("cell_status"):
+        names = paper.get("datasets", {})
+        mapped = {names.get(ds, ds) for tables in paper["tables"].values() for ds in tables}
+        unknown = sorted(set(paper["cell_status"]) - mapped)
+        if unknown:
+            raise ValueError(
+                f"experiment {name!r}: cell_status names {unknown}, not among the paper's "
+                f"datasets its tables map ({', '.join(sorted(mapped))})"
+            )
     for alg in exp["algorithms"]:
         _check_task(name, alg, exp["algorithms"][alg], task(exp))
         for ds in exp["datasets"]:

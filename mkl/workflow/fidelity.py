@@ -10,7 +10,14 @@ those named after the paper first (``yang2011_gmkl`` over the reduced
 says which). Each cell's status says why it
 holds no comparison when it does not: the experiment has not been run, the
 dataset is not available (with the reason), every fit failed, or no
-experiment maps the cell (a metric or method we do not compare).
+experiment maps the cell (a metric or method we do not compare). A cell whose
+paper dataset cannot be compared as the paper meant it keeps our numbers and
+the status its experiment's ``paper: {cell_status: {dataset: ...}}`` gives:
+``different target: <reason>`` (our data's label is not the paper's) or
+``not identifiable: <reason>`` (the paper does not say enough to reproduce
+the cell); only ``ok`` cells count. Every compared cell carries the
+``config_sha256`` of the experiment file its tables were aggregated under and
+the ``code_version`` of its fits (:mod:`mkl.workflow.provenance`).
 
 The record the README reports (``docs/fidelity.csv``, and the README's results
 rendered from it) is kept by :mod:`mkl.workflow.record`, a maintainer's tool
@@ -42,6 +49,10 @@ NOT_RUN = "not run"
 NOT_AVAILABLE = "not available"
 FAILED = "failed"
 NOT_MAPPED = "not compared"
+DIFFERENT_TARGET = "different target"
+NOT_IDENTIFIABLE = "not identifiable"
+# statuses of a cell that has our numbers but is not counted (cell_status)
+UNCOUNTED = (DIFFERENT_TARGET, NOT_IDENTIFIABLE)
 # the papers' names of count metrics (kernels selected): within two sd is
 # counted for them as for every cell, but their differences are in kernels,
 # not percentage points, so the mean |ours - paper| leaves them out
@@ -71,7 +82,14 @@ COLUMNS = [
     "our_dataset",
     "our_algorithm",
     "n_splits",
+    "config_sha256",
+    "code_version",
 ]
+
+
+def has_numbers(status: pd.Series) -> pd.Series:
+    """The cells that hold our numbers: compared (ok) or uncounted (UNCOUNTED)."""
+    return (status == OK) | status.str.startswith(UNCOUNTED)
 
 
 def experiment_order(experiments: Mapping[str, Mapping]) -> list[str]:
@@ -131,6 +149,8 @@ def fidelity_table(
             "our_dataset": "",
             "our_algorithm": "",
             "n_splits": 0,
+            "config_sha256": "",
+            "code_version": "",
         }
         candidates = mapping.get((cell.paper, cell.table, cell.dataset, cell.method, cell.metric))
         if not candidates:
@@ -163,13 +183,15 @@ def fidelity_table(
             else:
                 o = ours.iloc[0]
                 diff = float(o["ours_mean"]) - row["paper_mean"]
+                provenance = fitted.iloc[0].reindex(["config_sha256", "code_version"])
                 row.update(
                     ours_mean=float(o["ours_mean"]),
                     ours_std=float(o["ours_std"]),
                     difference=diff,
                     within_2sd=bool(abs(diff) <= 2 * std) if np.isfinite(std) else None,
                     n_splits=int(o["n_splits"]),
-                    status=OK,
+                    status=experiments[name]["paper"].get("cell_status", {}).get(cell.dataset, OK),
+                    **provenance.fillna("").astype(str).to_dict(),
                 )
         rows.append(row)
     return with_mean_ranks(pd.DataFrame(rows, columns=COLUMNS))
@@ -184,7 +206,8 @@ def with_mean_ranks(cells: pd.DataFrame) -> pd.DataFrame:
     turns Lauriola et al.'s own Table 1 into its printed rank row (2.85, 2.20,
     1.80, 2.90; average ranks give 2.275 and 2.95 for EasyMKL and the linear
     kernel: tests/workflow/test_fidelity.py). A rank row is compared only when
-    every cell it ranks is; it has no sd."""
+    every cell it ranks has our numbers (:func:`has_numbers`: a cell of a
+    different target still ranks the methods on our data); it has no sd."""
     cells = cells.copy()
     is_rank = cells["metric"] == RANK_METRIC
     for (paper, table), rank_rows in cells[is_rank].groupby(["paper", "table"], sort=False):
@@ -195,7 +218,7 @@ def with_mean_ranks(cells: pd.DataFrame) -> pd.DataFrame:
             & (cells["metric"] == RANKED_METRIC)
             & cells["method"].isin(methods)
         ]
-        n_compared = int((ranked["status"] == OK).sum())
+        n_compared = int(has_numbers(ranked["status"]).sum())
         if ranked.empty or n_compared < len(ranked):
             cells.loc[rank_rows.index, "status"] = (
                 f"{NOT_RUN}: the ranks need every {RANKED_METRIC} cell of {table} compared "
@@ -215,6 +238,10 @@ def with_mean_ranks(cells: pd.DataFrame) -> pd.DataFrame:
                 "our_dataset": "all",
                 "our_algorithm": ", ".join(sorted(set(mine["our_algorithm"]))),
                 "n_splits": int(mine["n_splits"].min()),
+                "config_sha256": " ".join(sorted(set(mine["config_sha256"].fillna("")) - {""})),
+                "code_version": " ".join(
+                    sorted(set(" ".join(mine["code_version"].fillna("")).split()))
+                ),
             }
             cells.loc[i, list(filled)] = list(filled.values())
     return cells
@@ -264,6 +291,8 @@ def fidelity_summary(cells: pd.DataFrame) -> pd.DataFrame:
             "not_available": int(g["status"].str.startswith(NOT_AVAILABLE).sum()),
             "failed": int((g["status"] == FAILED).sum()),
             "not_compared": int(g["status"].str.startswith(NOT_MAPPED).sum()),
+            "different_target": int(g["status"].str.startswith(DIFFERENT_TARGET).sum()),
+            "not_identifiable": int(g["status"].str.startswith(NOT_IDENTIFIABLE).sum()),
         }
 
     rows = [one(paper, g) for paper, g in cells.groupby("paper", sort=True)]

@@ -4,10 +4,18 @@ README's results block generated from it (between README_BEGIN and
 README_END). A maintainer's tool, run in the repository as
 ``python -m mkl.workflow.record``; no stage runs it, so editing it reruns
 nothing (the fidelity stage's source hash does not cover it).
+
+The record is the configuration as it stands: a row with our numbers
+carries the ``config_sha256`` of the experiment file it was run from
+(:mod:`mkl.workflow.provenance`), a run made under another version of the
+file is refused, and a row whose file has changed since is marked ``not
+run`` (``--stale``) until it is run again; ``tests/workflow/test_record.py``
+fails while a counted row's hash differs from its file's.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,9 +29,12 @@ from .fidelity import (
     NOT_RUN,
     OK,
     RANK_METRIC,
+    UNCOUNTED,
     fidelity_summary,
+    has_numbers,
     with_mean_ranks,
 )
+from .provenance import experiment_file, file_sha256
 from .tables import fmt_pm, write_csv
 
 README_BEGIN = "<!-- fidelity: generated from docs/fidelity.csv; do not edit by hand -->"
@@ -35,6 +46,9 @@ def _cell_text(row) -> str:
     """A table cell "ours (paper)", * beyond two paper sd; else why there is none."""
     digits = 2 if row["metric"] == RANK_METRIC else 1  # ranks as the paper prints them
     paper = fmt_pm(row["paper_mean"], row["paper_std"], digits)
+    if row["status"].startswith(UNCOUNTED):  # our numbers, not counted: the status says why
+        ours = fmt_pm(row["ours_mean"], row["ours_std"], digits)
+        return f"{ours} ({paper}) [{row['status'].split(':')[0]}]"
     if row["status"] != OK:
         word = SHORT_STATUS.get(row["status"].split(":")[0], row["status"])
         return f"{word} ({paper})" if word else ""
@@ -47,12 +61,14 @@ def readme_results(cells: pd.DataFrame) -> str:
     """The README's results, rendered from the fidelity cells: the summary per
     paper, then per paper table (and metric) a wide table, a row per dataset
     and a column per method in the paper's order, each cell "ours (paper)"
-    with * beyond two of the paper's sd, or why there is no number (not run,
-    n/a: the dataset is not available, failed)."""
+    with * beyond two of the paper's sd, [different target] or [not
+    identifiable] where it is not counted, or why there is no number (not
+    run, n/a: the dataset is not available, failed)."""
     summary = fidelity_summary(cells)
     shown = summary[
         ["paper", "cells", "compared", "with_sd", "within_2sd", "mean_abs_difference"]
         + ["rank_agreement_without_sd", "not_run", "not_available", "not_compared"]
+        + ["different_target", "not_identifiable"]
     ].copy()
     shown["mean_abs_difference"] = shown["mean_abs_difference"].round(2)
     shown["rank_agreement_without_sd"] = shown["rank_agreement_without_sd"].round(2)
@@ -121,6 +137,67 @@ def read_cells(path) -> pd.DataFrame:
 
 
 KEY = ["paper", "table", "dataset", "method", "metric"]
+EXPERIMENTS_DIR = "config/experiments"
+
+
+def provenance_mismatches(
+    cells: pd.DataFrame, experiments_dir: str | os.PathLike = EXPERIMENTS_DIR
+) -> pd.DataFrame:
+    """The rows with our numbers (rank rows aside: they are derived) whose
+    ``config_sha256`` is not the hash of their experiment's file in
+    ``experiments_dir`` today, with that hash (column ``file_sha256``)."""
+    rows = cells[has_numbers(cells["status"]) & (cells["metric"] != RANK_METRIC)]
+    current = {
+        name: file_sha256(experiment_file(experiments_dir, name))
+        if experiment_file(experiments_dir, name).is_file()
+        else "(no file)"
+        for name in set(rows["experiment"])
+    }
+    rows = rows.assign(file_sha256=rows["experiment"].map(current))
+    return rows[rows["config_sha256"].fillna("").astype(str) != rows["file_sha256"]]
+
+
+def check_provenance(
+    cells: pd.DataFrame, experiments_dir: str | os.PathLike = EXPERIMENTS_DIR
+) -> None:
+    """Refuse a fidelity table whose rows were run from another version of
+    their experiment file than the one in ``experiments_dir``."""
+    wrong = provenance_mismatches(cells, experiments_dir)
+    if len(wrong):
+        first = wrong.iloc[0]
+        runs = wrong.groupby("experiment")["config_sha256"].agg(lambda v: sorted(set(v)))
+        raise ValueError(
+            f"{len(wrong)} rows were run from other versions of their experiment files than "
+            f"the checkout's: "
+            + "; ".join(
+                f"{name}: run under {', '.join(map(repr, hashes))}, "
+                f"{experiment_file(experiments_dir, name)} is {current!r}"
+                for (name, hashes), current in zip(
+                    runs.items(),
+                    wrong.groupby("experiment")["file_sha256"].first(),
+                    strict=True,
+                )
+            )
+            + f" (e.g. {tuple(first[KEY])}). Rerun (or re-aggregate) under the checkout's files."
+        )
+
+
+def mark_stale(
+    record: pd.DataFrame, experiments_dir: str | os.PathLike = EXPERIMENTS_DIR
+) -> pd.DataFrame:
+    """``record`` with every row whose experiment file changed since its run
+    (:func:`provenance_mismatches`) marked ``not run`` with both hashes (its
+    numbers kept for reference, no longer counted), rank rows derived again."""
+    record = record.copy()
+    stale = provenance_mismatches(record, experiments_dir)
+    for i, row in stale.iterrows():
+        record.loc[i, ["status", "within_2sd"]] = [
+            f"{NOT_RUN}: {experiment_file(experiments_dir, row['experiment'])} changed since "
+            f"this row's run ({row['config_sha256'] or 'no hash recorded'}, now "
+            f"{row['file_sha256']}); rerun pending",
+            None,
+        ]
+    return with_mean_ranks(record)
 
 
 def merge_record(
@@ -129,6 +206,7 @@ def merge_record(
     papers: Sequence[str],
     algorithms: Sequence[str] | None = None,
     datasets: Sequence[str] | None = None,
+    experiments_dir: str | os.PathLike = EXPERIMENTS_DIR,
 ) -> pd.DataFrame:
     """``record`` with the rows of ``papers`` replaced by those of ``run`` (a
     fidelity table where those papers' experiments were run), the other papers'
@@ -139,7 +217,9 @@ def merge_record(
     derive again. Refuses a paper the record does not hold, one with no cell run in
     ``run``, or one whose cells in ``run`` lack some of the record's; cells
     ``run`` adds (cells of the paper newly entered in paper_results.csv)
-    follow the paper's other cells, in ``run``'s order."""
+    follow the paper's other cells, in ``run``'s order. Refuses rows run from
+    another version of their experiment file than ``experiments_dir``'s
+    (:func:`check_provenance`)."""
     known = set(record["paper"])
     unknown = [p for p in papers if p not in known]
     if unknown:
@@ -163,6 +243,7 @@ def merge_record(
         rows = taken[taken["paper"] == paper]
         if rows.empty or rows["status"].str.startswith(NOT_RUN).all():
             raise ValueError(f"no cell of {paper} was run{which} in this fidelity table")
+    check_provenance(taken, experiments_dir)
     replaced = chosen(record)
     lost = set(map(tuple, record.loc[replaced, KEY].values)) - set(map(tuple, taken[KEY].values))
     if lost:
@@ -187,7 +268,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     reports), or with ``--papers`` only those papers' rows (with
     ``--algorithms`` / ``--datasets``, only those algorithms' / datasets' rows
     of them; the others stay as recorded), and regenerate the README's
-    results from it."""
+    results from it. A run made under another version of an experiment file
+    than the checkout's is refused. ``--stale``: no run read; the record's
+    rows whose experiment file changed since their run are marked not run."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -209,13 +292,27 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="DATASET",
         help="with --papers: update only the rows of these of our datasets",
     )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="mark the record's rows whose experiment file changed since their run as not run",
+    )
     args = parser.parse_args(argv)
     if (args.algorithms or args.datasets) and not args.papers:
         parser.error("--algorithms and --datasets need --papers")
+    if args.stale and args.papers:
+        parser.error("--stale reads no run: it takes no --papers")
     record = "docs/fidelity.csv"
-    cells = read_cells(args.source)
-    if args.papers:
-        cells = merge_record(read_cells(record), cells, args.papers, args.algorithms, args.datasets)
+    if args.stale:
+        cells = mark_stale(read_cells(record))
+    else:
+        cells = read_cells(args.source)
+        if args.papers:
+            cells = merge_record(
+                read_cells(record), cells, args.papers, args.algorithms, args.datasets
+            )
+        else:
+            check_provenance(cells)
     # the rank rows derived again from the cells they rank (a merge mixes runs)
     write_csv(with_mean_ranks(cells), record)
     changed = update_readme("README.md", record)

@@ -40,6 +40,7 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     rows = []
     for rec in (rec for p in paths for rec in read_fit_records(p)):
         row = {k: rec[k] for k in ("dataset", "algorithm", "split")}
+        row["code_version"] = rec.get("code_version", "")
         if rec.get("status") == "failed":  # the fit raised: no metrics, the error kept
             row.update({m: np.nan for m in ALL_METRICS}, error=rec["error"])
             rows.append(row)
@@ -54,7 +55,7 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
         rows.append(row)
     columns = ["dataset", "algorithm", "split", *ALL_METRICS, "n_selected", "spectral_ratio"]
-    columns += ["n_kernels", "seconds", "converged", "selected_params", "error"]
+    columns += ["n_kernels", "seconds", "converged", "selected_params", "error", "code_version"]
     if not rows:  # every dataset unavailable: empty tables that say so
         return pd.DataFrame(columns=columns)
     return pd.DataFrame(rows, columns=columns).sort_values(
@@ -88,6 +89,10 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
         [fits["dataset"], fits["algorithm"]], sort=False
     ).sum()
     out["n_kernels"] = g["n_kernels"].first()
+    if "code_version" in fits:  # the code of the fits behind a cell (several after partial reruns)
+        out["code_version"] = g["code_version"].agg(
+            lambda v: " ".join(sorted(set(v.fillna("").astype(str)) - {""}))
+        )
     out = out.reset_index()
     if order:
         for key in ("dataset", "algorithm"):
@@ -353,12 +358,16 @@ def aggregate(
     manifest_paths: Sequence[str | os.PathLike],
     paper_results: str | os.PathLike,
     out: Mapping[str, str | os.PathLike],
+    config_sha256: str = "",
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """The aggregate stage of one experiment: every fit record -> ``per_split``
-    (one row per fit), ``csv`` (mean and std over splits), ``md`` (the results
-    table with its caption), and beside the paper: ``paper_csv`` / ``paper_md``
-    (one row per cell) and ``paper_tables_md`` / ``paper_tables_tex`` (the
-    paper's tables in its order). Returns the fits and the unavailable datasets."""
+    (one row per fit), ``csv`` (mean and std over splits, each row with the
+    ``config_sha256`` of the experiment file aggregated and the
+    ``code_version`` of its fits: :mod:`mkl.workflow.provenance`), ``md`` (the
+    results table with its caption), and beside the paper: ``paper_csv`` /
+    ``paper_md`` (one row per cell) and ``paper_tables_md`` /
+    ``paper_tables_tex`` (the paper's tables in its order). Returns the fits
+    and the unavailable datasets."""
     from .experiment import METRIC_NAMES, METRIC_SCALES, runs_on, table_metric
 
     metric = table_metric(exp)
@@ -368,6 +377,7 @@ def aggregate(
     write_csv(fits, out["per_split"])
     order = {"dataset": exp["datasets"], "algorithm": list(exp["algorithms"])}
     summary = summarise(fits, order)
+    summary["config_sha256"] = config_sha256
     write_csv(summary, out["csv"])
     not_run = [
         (ds, alg)

@@ -168,6 +168,17 @@ def test_algorithm_overrides_per_dataset():
             {"name": "p", "metric": ["accuracy", "f1"], "paper_metric": "acc", "tables": {}},
             "paper_metric renames a single metric",
         ),
+        (
+            ("paper",),
+            {
+                "name": "p",
+                "tables": {"t": ["a"]},
+                "datasets": {"a": "A"},
+                "methods": {"uniform": "u"},
+                "cell_status": {"a": "different target: named by our name, not the paper's"},
+            },
+            r"cell_status names \['a'\], not among the paper's datasets its tables map \(A\)",
+        ),
     ],
 )
 def test_check_names_the_bad_reference(path, value, message):
@@ -182,6 +193,18 @@ def test_check_names_the_bad_reference(path, value, message):
 
 SCHEMA = yaml.safe_load((REPO / "workflow" / "schemas" / "experiment.schema.yaml").read_text())
 REGISTRY = yaml.safe_load((REPO / "config" / "datasets.yaml").read_text())
+
+
+def test_a_cell_status_says_which_and_why():
+    exp = yaml.safe_load(yaml.safe_dump(BASE))
+    exp["paper"] = {"name": "p", "tables": {"t": ["a"]}, "methods": {"uniform": "u"}}
+    for status in ("different target: the mirror's label is another", "not identifiable: x" * 3):
+        exp["paper"]["cell_status"] = {"a": status}
+        jsonschema.validate(exp, SCHEMA)
+    for status in ("different", "ok: fine", "not identifiable:"):
+        exp["paper"]["cell_status"] = {"a": status}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(exp, SCHEMA)
 
 
 @pytest.mark.parametrize(

@@ -225,3 +225,23 @@ def test_the_rank_row_of_lauriola_s_table_1_is_derived_as_printed():
     cells.loc[cells["metric"] == "mean_rank", "difference"] = 100.0
     summary = fidelity_summary(cells).set_index("paper")
     assert summary.loc["lauriola2018_memo", "mean_abs_difference"] == 0.0
+
+
+def test_a_cell_of_another_target_keeps_our_numbers_uncounted_with_its_provenance():
+    """paper: {cell_status: {dataset: "different target: ..."}}: the cell shows our
+    numbers with the status and reason, and neither counts nor is compared;
+    every compared cell carries the config hash and code version of its run."""
+    section = {**SECTION_P, "cell_status": {"b": "different target: b's label is another"}}
+    run = _summary(
+        [("a", "alg1", 0.8, 0.01, 20), ("a", "alg2", 0.7, 0.01, 20)]
+        + [("b", "alg1", 0.5, 0.01, 20), ("b", "alg2", 0.5, 0.01, 20)]
+    ).assign(config_sha256="0123456789abcdef", code_version="abc1234")
+    cells = fidelity_table({"p": {"paper": section}}, {"p": run}, PAPER)
+    b = cells[(cells["dataset"] == "b")]
+    assert b["status"].eq("different target: b's label is another").all()
+    assert b["ours_mean"].tolist() == pytest.approx([50.0, 50.0])
+    compared = cells[cells["status"] == "ok"]
+    assert len(compared) == 2 and compared["config_sha256"].eq("0123456789abcdef").all()
+    assert compared["code_version"].eq("abc1234").all()
+    summary = fidelity_summary(cells).set_index("paper")
+    assert summary.loc["p", ["with_sd", "within_2sd", "different_target"]].tolist() == [2, 2, 2]

@@ -3,13 +3,15 @@ runs (docs/fidelity.csv): it must be exactly what that record renders to, and
 the record must cover every cell of resources/paper_results.csv in the columns
 the fidelity stage writes."""
 
+import functools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from mkl.workflow.fidelity import COLUMNS, NOT_RUN, OK, with_mean_ranks
+from mkl.workflow.fidelity import COLUMNS, NOT_RUN, OK, RANK_METRIC, with_mean_ranks
+from mkl.workflow.provenance import experiment_file, file_sha256
 from mkl.workflow.record import (
     KEY,
     README_BEGIN,
@@ -22,6 +24,27 @@ from mkl.workflow.record import (
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "docs" / "fidelity.csv"
+EXPERIMENTS = ROOT / "config" / "experiments"
+merge = functools.partial(merge_record, experiments_dir=EXPERIMENTS)
+
+
+def as_run_today(record: pd.DataFrame) -> pd.DataFrame:
+    """The record as a run made today would give it: every row with our numbers
+    compared, under the experiment files of the checkout (the record's own rows
+    may be marked stale until their reruns)."""
+    run = record.copy()
+    numbers = run["ours_mean"].notna() & (run["metric"] != RANK_METRIC)
+    stale = numbers & run["status"].str.startswith(NOT_RUN)
+    run.loc[stale, "status"] = OK
+    run.loc[stale, "within_2sd"] = [
+        bool(abs(d) <= 2 * s) if np.isfinite(s) else None
+        for d, s in zip(run.loc[stale, "difference"], run.loc[stale, "paper_std"], strict=True)
+    ]
+    hashes = {
+        e: file_sha256(experiment_file(EXPERIMENTS, e)) for e in run.loc[numbers, "experiment"]
+    }
+    run.loc[numbers, "config_sha256"] = run.loc[numbers, "experiment"].map(hashes)
+    return with_mean_ranks(run)
 
 
 def test_readme_results_are_rendered_from_the_record():
@@ -58,17 +81,18 @@ def test_update_rewrites_only_the_generated_block(tmp_path):
 
 
 def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
-    record = read_cells(RECORD)
+    record = as_run_today(read_cells(RECORD))
     # the record merged with itself is the record, byte for byte once written
-    same = merge_record(record, record, ["xu2010_smkl"])
+    same = merge(record, record, ["xu2010_smkl"])
     same.to_csv(tmp_path / "same.csv", index=False)
-    assert (tmp_path / "same.csv").read_bytes() == RECORD.read_bytes()
+    record.to_csv(tmp_path / "record.csv", index=False)
+    assert (tmp_path / "same.csv").read_bytes() == (tmp_path / "record.csv").read_bytes()
     # a run in which only xu2010_smkl was run (the others read "not run"), rows shuffled
     run = record.sample(frac=1.0, random_state=0).reset_index(drop=True)
     xu = run["paper"] == "xu2010_smkl"
     run.loc[xu, "ours_mean"] = 50.0
     run.loc[~xu, "status"] = f"{NOT_RUN}: experiment elsewhere"
-    merged = merge_record(record, run, ["xu2010_smkl"])
+    merged = merge(record, run, ["xu2010_smkl"])
     assert merged[["paper", "table", "dataset", "method"]].equals(
         record[["paper", "table", "dataset", "method"]]
     )
@@ -76,14 +100,14 @@ def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
     others = merged["paper"] != "xu2010_smkl"
     assert merged[others].equals(record[others])
     with pytest.raises(ValueError, match="not in the record"):
-        merge_record(record, run, ["nobody2020"])
+        merge(record, run, ["nobody2020"])
     with pytest.raises(ValueError, match="no cell of yang2011_gmkl was run"):
-        merge_record(record, run, ["yang2011_gmkl"])
+        merge(record, run, ["yang2011_gmkl"])
     with pytest.raises(ValueError, match="lacks 1 cells of"):
-        merge_record(record, run.drop(index=run.index[xu][0]), ["xu2010_smkl"])
+        merge(record, run.drop(index=run.index[xu][0]), ["xu2010_smkl"])
     # a cell newly entered in paper_results.csv joins after its paper's others
     new = run[xu].iloc[[0]].assign(metric="kernels", ours_mean=7.0)
-    grown = merge_record(record, pd.concat([run, new], ignore_index=True), ["xu2010_smkl"])
+    grown = merge(record, pd.concat([run, new], ignore_index=True), ["xu2010_smkl"])
     assert len(grown) == len(record) + 1
     position = grown.index[grown["metric"] == "kernels"][0]
     assert grown.loc[position - 1, "paper"] == "xu2010_smkl"
@@ -92,7 +116,7 @@ def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
 
 
 def test_a_rerun_of_one_algorithm_replaces_its_rows_only():
-    record = read_cells(RECORD)
+    record = as_run_today(read_cells(RECORD))
     paper = "lauriola2018_memo"
     # a run of easymkl alone: the paper's other methods read "not run"
     run = record.copy()
@@ -102,34 +126,34 @@ def test_a_rerun_of_one_algorithm_replaces_its_rows_only():
     # the run's rank rows cannot be derived (its other methods were not run)
     rank = run["metric"] == "mean_rank"
     run.loc[rank, "our_algorithm"] = np.nan
-    merged = merge_record(record, run, [paper], ["easymkl"])
+    merged = merge(record, run, [paper], ["easymkl"])
     assert merged[KEY].equals(record[KEY])
     ours &= ~rank  # the record's rank rows are kept, to be derived again
     assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 20
     assert with_mean_ranks(merged).loc[rank, "status"].eq("ok").all()
     assert merged[~ours].equals(record[~ours])
     with pytest.raises(ValueError, match=r"no cell of lauriola2018_memo was run by \['memo'\]"):
-        merge_record(record, run, [paper], ["memo"])
+        merge(record, run, [paper], ["memo"])
     with pytest.raises(ValueError, match="lacks 1 cells of"):
-        merge_record(record, run.drop(index=run.index[ours][0]), [paper], ["easymkl"])
+        merge(record, run.drop(index=run.index[ours][0]), [paper], ["easymkl"])
 
 
 def test_a_rerun_of_some_datasets_replaces_their_rows_only():
-    record = read_cells(RECORD)
+    record = as_run_today(read_cells(RECORD))
     paper, text = "xu2010_smkl", ["newsgroups_baseball_hockey", "ohsumed_c01_c02"]
     # a run of two of the paper's datasets: its other cells read "not run"
     run = record.copy()
     ours = (run["paper"] == paper) & run["our_dataset"].isin(text)
     run.loc[ours, "ours_mean"] = 50.0
     run.loc[~ours, "status"] = f"{NOT_RUN}: dataset not configured"
-    merged = merge_record(record, run, [paper], datasets=text)
+    merged = merge(record, run, [paper], datasets=text)
     assert merged[KEY].equals(record[KEY])
     assert (merged.loc[ours, "ours_mean"] == 50.0).all() and ours.sum() == 4
     assert merged[~ours].equals(record[~ours])
     # both filters: one algorithm on those datasets
-    one = merge_record(record, run, [paper], ["level"], text)
+    one = merge(record, run, [paper], ["level"], text)
     level = ours & (record["our_algorithm"] == "level")
     assert (one.loc[level, "ours_mean"] == 50.0).all() and level.sum() == 2
     assert one[~level].equals(record[~level])
     with pytest.raises(ValueError, match=r"was run on \['wdbc'\]"):
-        merge_record(record, run, [paper], datasets=["wdbc"])
+        merge(record, run, [paper], datasets=["wdbc"])

@@ -1,5 +1,5 @@
 # Configuration, experiments and the rules' input, param and resource functions:
-# thin bindings of mkl.workflow (config, targets, hashing, resources, files) to
+# thin bindings of mkl.workflow (config, targets, hashing, provenance, resources, files) to
 # this run's configuration and Snakemake's checkpoints.
 import functools
 import json
@@ -16,7 +16,7 @@ if not getattr(mkl, "IS_MKL_RESEARCH", False):
         "(Intel's mkl-service installs a module of the same name): pip install -e . first"
     )
 
-from mkl.workflow import experiment, files, hashing, resources, targets
+from mkl.workflow import experiment, files, hashing, provenance, resources, targets
 from mkl.workflow.config import (
     ConfigError,
     check_targets,
@@ -52,6 +52,12 @@ KERNELS_HASH = hashing.source_hash(hashing.KERNELS)
 TABLES_HASH = hashing.source_hash(hashing.TABLES)
 FIGURES_HASH = hashing.source_hash([*hashing.FIGURES, *hashing.TABLES])
 FIDELITY_HASH = hashing.source_hash(hashing.FIDELITY)
+
+
+@functools.cache
+def experiment_sha256(name):
+    """The hash of the experiment's file (mkl.workflow.provenance): its tables carry it."""
+    return provenance.file_sha256(provenance.experiment_file(EXPERIMENTS_DIR, name))
 
 
 @functools.cache

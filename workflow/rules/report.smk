@@ -30,6 +30,7 @@ rule aggregate:
         paper_tables_tex="results/tables/{experiment}/paper_tables.tex",
     params:
         experiment=lambda w: EXPERIMENTS[w.experiment],
+        config_sha256=lambda w: experiment_sha256(w.experiment),
         paper_results=config.get("paper_results", "resources/paper_results.csv"),
         source_hash=TABLES_HASH,
     log:

@@ -14,6 +14,7 @@ def main(snakemake, log):
         snakemake.input.manifests,
         snakemake.params.paper_results,
         snakemake.output,
+        snakemake.params.config_sha256,
     )
     n_failed = int(fits["error"].fillna("").astype(bool).sum()) if len(fits) else 0
     log.info(

@@ -13,6 +13,7 @@ def main(snakemake, log):
     from mkl._io import write_json
     from mkl.banks.kernel_bank import KernelBank
     from mkl.workflow.evaluation import split_record
+    from mkl.workflow.provenance import code_version
 
     w = snakemake.wildcards
     algorithms = snakemake.params.algorithms  # {algorithm entry: its fit spec}
@@ -51,6 +52,7 @@ def main(snakemake, log):
                 split=split,
                 mkl_version=mkl.__version__,
                 mkl_source_hash=snakemake.params.source_hash,
+                code_version=code_version(),
             )
             log.info(
                 "%s, split %d: selected %s, test %s",
