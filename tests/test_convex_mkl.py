@@ -11,7 +11,7 @@ import mkl
 from mkl.algorithms.domains import ElasticNetBall, LpBall, Simplex
 
 from . import reference
-from .conftest import random_problem
+from .conftest import random_problem, single_feature_bank
 
 PRECISE = {"tol": 1e-9, "svm_tol": 1e-8, "max_iter": 3000}
 # The level method's (and SILP's) lower bound comes from the multipliers of the
@@ -187,21 +187,6 @@ def test_weight_change_rule_stops_where_no_weight_moves_by_weight_tol(name, para
         [h["objective"] for h in est.history_],
         rtol=1e-12,
     )
-
-
-def single_feature_bank(seed, n=40, d=8, widths=(0.5, 1.0, 2.0, 4.0)):
-    """Yang et al.'s construction in small: Gaussian kernels on all features and
-    on each single one, unit trace (36 kernels); the label depends on feature 0."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
-    bank = []
-    for view in [X] + [X[:, [j]] for j in range(d)]:
-        sq = ((view[:, None, :] - view[None, :, :]) ** 2).sum(-1)
-        for w in widths:
-            k = np.exp(-sq / (2 * w**2 * view.shape[1]))
-            bank.append(k / np.trace(k))
-    return np.stack(bank), y
 
 
 def test_papers_rule_tests_nothing_before_the_first_step():
