@@ -3,8 +3,8 @@ precomputed kernels (the metrics are in :mod:`mkl.metrics`).
 
 :func:`cross_validate_grid` fits every grid point on every inner fold's
 training rows and scores the held-out rows (every point and fold recorded);
-:func:`select_best` picks the best mean score (ties: the first point in grid
-order). Classifiers are scored by accuracy, F1, MCC or AUC, regressors
+:func:`select_best` picks the best mean score (ties: the sparser model, then
+the first point in grid order). Classifiers are scored by accuracy, F1, MCC or AUC, regressors
 (``make_estimator(name, task="regression")``) by RMSE, MAE or R^2, novelty detectors
 (``task="novelty"``) by the AUC of their scores against labels
 +1 (inlier) / -1 (outlier). The workflow's fit job
@@ -119,9 +119,23 @@ def cross_validate_grid(
     return records
 
 
+# mean CV scores within this of each other are equal: means of the same fold
+# scores differ by rounding only
+TIE_TOL = 1e-12
+
+
 def select_best(records: Sequence[Mapping], metric: str = "accuracy") -> int:
     """Index of the best mean CV score (the largest; the smallest for an error
-    such as RMSE, ``LOWER_IS_BETTER``); ties go to the first in grid order.
+    such as RMSE, ``LOWER_IS_BETTER``).
+
+    Ties (means within ``TIE_TOL``) go to the sparser model: the point whose
+    fold fits selected the fewest kernels on average (:func:`mean_selected`),
+    of equally many the first in grid order. Among models the data cannot
+    tell apart, the simplest, as the one-standard-error rule does (Breiman et
+    al. 1984; Hastie, Tibshirani, Friedman 2009, sec. 7.10); for an MKL model
+    its complexity is the number of kernels it keeps. Where every point keeps
+    the same kernels (uniform weights, one kernel) this is the grid order.
+
     Failed grid points (``mean_score: None``) are skipped; when every point
     failed, a :class:`SolverError` lists their errors."""
     means = np.array([np.nan if r["mean_score"] is None else r["mean_score"] for r in records])
@@ -129,7 +143,22 @@ def select_best(records: Sequence[Mapping], metric: str = "accuracy") -> int:
         errors = sorted({r["error"] for r in records if r.get("error")})
         detail = f": {'; '.join(errors)}" if errors else ""
         raise SolverError(f"no grid point gave a finite cross-validation score{detail}")
-    return int(np.nanargmin(means) if metric in LOWER_IS_BETTER else np.nanargmax(means))
+    best = np.nanmin(means) if metric in LOWER_IS_BETTER else np.nanmax(means)
+    tied = np.flatnonzero(np.abs(means - best) <= TIE_TOL)  # NaN: never tied
+    counts = [mean_selected(records[i]) for i in tied]
+    return int(tied[np.argmin(counts)])  # argmin: the first of equal counts
+
+
+def mean_selected(record: Mapping) -> float:
+    """The kernels a grid point's fold fits selected, averaged over the folds
+    (and over the binary tasks of a multiclass fit); inf where the record has
+    no counts."""
+    counts = [
+        np.mean(fit["n_selected"])
+        for fit in record.get("fold_fits") or ()
+        if fit.get("n_selected") is not None
+    ]
+    return float(np.mean(counts)) if counts else np.inf
 
 
 def fit_summary(est: BaseMKL, seconds: float) -> dict:

@@ -55,6 +55,21 @@ def random_problem(rng, n=40, d=5, M=4):
     return X, y, K
 
 
+def single_feature_bank(seed, n=40, d=8, widths=(0.5, 1.0, 2.0, 4.0)):
+    """Yang et al.'s construction in small: Gaussian kernels on all features and
+    on each single one, unit trace (36 kernels); the label depends on feature 0."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    bank = []
+    for view in [X] + [X[:, [j]] for j in range(d)]:
+        sq = ((view[:, None, :] - view[None, :, :]) ** 2).sum(-1)
+        for w in widths:
+            k = np.exp(-sq / (2 * w**2 * view.shape[1]))
+            bank.append(k / np.trace(k))
+    return np.stack(bank), y
+
+
 @pytest.fixture
 def problem(rng):
     return random_problem(rng)

@@ -11,7 +11,7 @@ import mkl
 from mkl.algorithms.domains import ElasticNetBall, LpBall, Simplex
 
 from . import reference
-from .conftest import random_problem
+from .conftest import random_problem, single_feature_bank
 
 PRECISE = {"tol": 1e-9, "svm_tol": 1e-8, "max_iter": 3000}
 # The level method's (and SILP's) lower bound comes from the multipliers of the
@@ -169,10 +169,10 @@ def test_max_iter_stops_with_a_warning_and_converged_false():
 def test_weight_change_rule_stops_where_no_weight_moves_by_weight_tol(name, params):
     """Yang et al. 2011's rule (sec. VI): with ``tol=0`` the gap plays no part;
     the loop stops at the first iterate whose weights moved by less than
-    ``weight_tol`` since the previous one, and not before."""
+    ``weight_tol`` times the largest weight since the previous one, and not before."""
     K, y = problem(13)
     est = mkl.make_estimator(name, C=10.0, tol=0.0, weight_tol=1e-3, **params).fit(K, y)
-    changes = [h["weights_change"] for h in est.history_]
+    changes = [h["relative_weights_change"] for h in est.history_]
     assert est.converged_ and changes[-1] < 1e-3
     assert all(c >= 1e-3 for c in changes[1:-1])  # the first iterate has no change (NaN)
     assert est.history_[-1]["gap"] > 0  # stopped by the rule, not by a closed gap
@@ -187,6 +187,46 @@ def test_weight_change_rule_stops_where_no_weight_moves_by_weight_tol(name, para
         [h["objective"] for h in est.history_],
         rtol=1e-12,
     )
+
+
+def test_papers_rule_tests_nothing_before_the_first_step():
+    """At a small C the relative gap is within 1% at the uniform start (J is
+    mostly 1'alpha there), while the optimum keeps 2 of 36 kernels. With
+    ``weight_tol`` (the papers' rule, Algorithm 1's repeat ... until) the loop
+    takes a step before any test, so the uniform start is never the answer."""
+    K, y = single_feature_bank(1)
+    est = mkl.make_estimator("level", C=0.1, tau=0.9, tol=1e-2, weight_tol=1e-3).fit(K, y)
+    assert est.history_[0]["gap"] <= 1e-2  # the gap rule alone stops at the start
+    assert est.n_iter_ >= 2
+    without = mkl.make_estimator("level", C=0.1, tau=0.9, tol=1e-2).fit(K, y)
+    assert without.n_iter_ == 1 and without.n_selected_ == K.shape[0]
+
+
+@pytest.mark.parametrize("name, params", [("level", {}), ("gmkl", {"v": 0.5})])
+def test_papers_rule_counts_kernels_at_the_converged_solution(name, params):
+    """The rule of the yang2011_gmkl experiment (level parameter 0.3, weights
+    relative 1e-3, no gap) stops where the count is that of a 1e-9 gap, on a
+    problem whose uniform start meets the 1% gap with every kernel kept."""
+    K, y = single_feature_bank(1)
+    est = mkl.make_estimator(name, C=0.1, tau=0.3, tol=0, weight_tol=1e-3, **params).fit(K, y)
+    optimum = fit(name, K, y, C=0.1, **params)
+    assert est.history_[0]["gap"] <= 1e-2
+    assert est.converged_ and optimum.gap_ <= PRECISE["tol"]
+    assert est.n_selected_ == optimum.n_selected_ <= 4
+
+
+def test_weight_tol_is_relative_to_the_largest_weight():
+    """With the level parameter 0.9 -> 0.99 (the gap is within 1% from the
+    start at this C) the steps are short: an absolute max |theta change| <
+    1e-3 holds about 70 iterations before the change is 1e-3 of the largest
+    weight, where the rule stops."""
+    K, y = single_feature_bank(1)
+    est = mkl.make_estimator("gmkl", C=1.0, v=0.5, tau=0.9, tol=0, weight_tol=1e-3).fit(K, y)
+    rows = est.history_
+    assert est.converged_ and rows[-1]["relative_weights_change"] < 1e-3
+    assert all(r["relative_weights_change"] >= 1e-3 for r in rows[1:-1])
+    absolute_stop = next(r["iteration"] for r in rows[1:] if r["weights_change"] < 1e-3)
+    assert absolute_stop < est.n_iter_ - 20
 
 
 def test_weight_tol_is_validated():

@@ -10,7 +10,7 @@ from mkl.exceptions import SolverError
 from mkl.metrics import classification_metrics, regression_metrics
 from mkl.model_selection import cross_validate_grid, grid_points, select_best
 
-from .conftest import random_problem
+from .conftest import random_problem, single_feature_bank
 
 
 def test_grid_points_order():
@@ -64,6 +64,48 @@ def test_select_best_ties_go_to_the_first():
     assert select_best(recs) == 1
     with pytest.raises(SolverError, match="no grid point.*boom"):
         select_best([{"mean_score": None, "error": "fold 0: SolverError: boom"}])
+
+
+def _point(mean, *counts):
+    return {"mean_score": mean, "fold_fits": [{"n_selected": c} for c in counts]}
+
+
+def test_select_best_ties_go_to_the_sparser_model():
+    """Equal mean scores: the point whose fold fits kept the fewest kernels on
+    average; equal counts: the first in grid order. A better score wins
+    whatever its count, and means that differ by rounding only are equal."""
+    third = (0.6 + 0.7 + 0.8) / 3
+    recs = [_point(0.7, 3, 3, 3), _point(third, 80, 90, 100), _point(0.7, 12, 9, 10)]
+    assert recs[1]["mean_score"] != 0.7 and select_best(recs) == 0  # (3) against 90 and 10.3
+    recs = [_point(0.7, 40, 40, 40), _point(third, 20, 9, 10), _point(0.7, 3, 60, 9)]
+    assert select_best(recs) == 1  # 13 kernels, against 40 and 24
+    recs = [_point(0.7, 5, 5, 5), _point(0.7, 5, 5, 5), _point(0.75, 90, 90, 90)]
+    assert select_best(recs) == 2
+    recs[2]["mean_score"] = 0.7
+    assert select_best(recs) == 0  # equal counts: the grid order
+    # a multiclass fit counts per binary task; an error is selected by its smallest
+    recs = [_point(0.2, [9, 9], [9, 9]), _point(0.2, [2, 4], [3, 3]), _point(0.1, 50)]
+    assert select_best(recs, "accuracy") == 1 and select_best(recs, "rmse") == 2
+    recs[2]["mean_score"] = 0.2
+    assert select_best(recs, "rmse") == 1
+    # records without counts (a single-point grid, another format) keep the grid order
+    assert select_best([{"mean_score": 0.7}, _point(0.7, 1, 1, 1)]) == 1
+    assert select_best([{"mean_score": 0.7}, {"mean_score": 0.7, "fold_fits": []}]) == 0
+
+
+def test_cross_validation_ties_go_to_the_sparser_level_fit():
+    """On the records cross_validate_grid writes: L1-MKL at C = 100 and 10
+    scores alike on the folds (86.7%) and keeps 3-4 kernels at C = 100, 2 at
+    C = 10; the tie goes to C = 10, the second in this grid's order."""
+    K, y = single_feature_bank(0, n=45)
+    folds = np.arange(45) % 3
+    make = functools.partial(mkl.make_estimator, "level", tol=0, weight_tol=1e-3)
+    recs = cross_validate_grid(make, K, y, folds, grid_points({"C": [100.0, 10.0]}))
+    counts = [[f["n_selected"] for f in r["fold_fits"]] for r in recs]
+    # the same accuracy, its means differ in the last bit (folds' scores in other orders)
+    assert recs[0]["mean_score"] == pytest.approx(recs[1]["mean_score"], rel=0, abs=1e-15)
+    assert np.mean(counts[1]) < np.mean(counts[0])
+    assert select_best(recs) == 1
 
 
 def test_cross_validation_records_every_point_and_fold(rng):

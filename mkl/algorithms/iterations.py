@@ -16,6 +16,9 @@ A history row holds, always:
     gap             relative duality or bound gap; NaN where the method has none
     weights_change  max |theta_k - theta_{k-1}|; NaN at the first iterate or
                     where the method has no weights per iterate
+    relative_weights_change
+                    weights_change / max |theta_{k-1}|: the move relative to
+                    the largest weight the step started from (NaN likewise)
     svm_solves      inner SVM / margin / MKL solves so far
     passes          passes over the kernel bank so far (rows read by an
                     interleaved engine count as fractions of a pass)
@@ -43,6 +46,7 @@ COLUMNS = (
     "best_objective",
     "gap",
     "weights_change",
+    "relative_weights_change",
     "svm_solves",
     "passes",
     "seconds",
@@ -131,11 +135,12 @@ class IterationLog:
         **extra,
     ) -> dict:
         """Append the history row of the current iterate (after ``consider``)."""
-        change = np.nan
+        change = relative = np.nan
         if weights is not None:
             weights = np.array(weights, dtype=np.float64)
             if self._weights is not None and self._weights.shape == weights.shape:
                 change = float(np.max(np.abs(weights - self._weights)))
+                relative = relative_change(change, self._weights)
             self._weights = weights
         row = {
             "iteration": len(self.rows) + 1,
@@ -143,6 +148,7 @@ class IterationLog:
             "best_objective": self.best_objective,
             "gap": float(gap),
             "weights_change": change,
+            "relative_weights_change": relative,
             "svm_solves": int(svm_solves),
             "passes": float(passes),
             "seconds": time.perf_counter() - self._t0,
@@ -210,6 +216,15 @@ class IterationLog:
             "gap": self.gap,
             "history": self.rows,
         }
+
+
+def relative_change(change: float, previous: np.ndarray) -> float:
+    """``change`` (a max |theta_k - theta_{k-1}|) over max |theta_{k-1}|: 0 when
+    nothing moved, inf when weights all zero moved."""
+    top = float(np.max(np.abs(previous))) if previous.size else 0.0
+    if top > 0:
+        return change / top
+    return 0.0 if change == 0 else np.inf
 
 
 def single_solve(

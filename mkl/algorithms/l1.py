@@ -203,10 +203,13 @@ class LevelMKL(_CuttingPlaneMKL):
     Over a set with an inequality constraint (GMKL) the projection can fall
     inside the set; it is scaled onto the boundary, where J is smaller.
 
-    ``weight_tol`` (default None: off) adds the papers' second stopping rule:
-    stop once no weight moves by more than it between consecutive iterates
-    (Yang et al. 2011, sec. VI: 1e-3, beside 500 iterations and, for L1-MKL,
-    a duality gap of 0.01). ``tol=0`` leaves the gap out of the rule.
+    ``weight_tol`` (default None: off) adds the papers' second stopping rule
+    (Yang et al. 2011, sec. VI: 1e-3, beside 500 iterations): stop once no
+    weight moves by more than ``weight_tol`` times the largest weight between
+    consecutive iterates, max_m |theta_m^k - theta_m^{k-1}| < weight_tol
+    max_m theta_m^{k-1}, and test nothing (the gap neither) before the first
+    projection, as Algorithm 1 does (``WrapperMKL._stop``). ``tol=0`` leaves
+    the gap out of the rule.
     """
 
     _parameter_constraints: dict = {

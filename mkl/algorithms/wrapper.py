@@ -241,9 +241,10 @@ class WrapperMKL(BaseMKL):
 
     # the methods that take ``interleaved`` set it as a parameter
     interleaved = False
-    # the methods that take ``weight_tol`` set it as a parameter: the loop also
-    # stops once no weight moved by more than it since the previous iterate
-    # (SimpleMKL's and Yang et al. 2011's second stopping rule)
+    # the methods that take ``weight_tol`` set it as a parameter (the papers'
+    # rule, ``_stop``): the loop also stops once no weight moved by more than
+    # weight_tol times the largest weight since the previous iterate, and
+    # tests nothing before its first weight step
     weight_tol = None
 
     def _domain(self):
@@ -263,6 +264,24 @@ class WrapperMKL(BaseMKL):
     accepts_factors = True
     tasks = ("classification", "regression", "novelty")
     takes_sample_weight = True
+
+    def _stop(self, row: dict, oracle: Oracle) -> str | None:
+        """Why the loop stops at the iterate of history row ``row``, or None.
+
+        The gap: ``row["gap"] <= tol``, measured with SVMs solved to ``svm_tol``
+        (a gap of LpNewton's loosely solved SVMs does not count). With
+        ``weight_tol`` (Yang et al. 2011, sec. VI, after SimpleMKL), also the
+        weights: max_m |theta_m^k - theta_m^{k-1}| < weight_tol max_m theta_m^{k-1},
+        and neither test before the first weight step, as in Algorithm 1
+        (repeat ... until) and SimpleMKL's loop, which update the weights
+        before they test: the uniform start is never returned as converged."""
+        if self.weight_tol is not None and row["iteration"] == 1:
+            return None
+        if row["gap"] <= self.tol and oracle.svm_tol <= self.svm_tol:
+            return "gap"
+        if self.weight_tol is not None and row["relative_weights_change"] < self.weight_tol:
+            return "weights change below weight_tol (relative to the largest weight)"
+        return None
 
     @staticmethod
     def _confirm(oracle: Oracle, state: LoopState, log: IterationLog) -> None:
@@ -296,21 +315,13 @@ class WrapperMKL(BaseMKL):
             state.best = log.consider(pt.J, pt)
             state.stalled = 0 if state.best is pt else state.stalled + 1
             gap = self._gap(oracle, state, pt)
-            log.record(
+            return log.record(
                 pt.J, gap=gap, weights=pt.theta, svm_solves=oracle.svm_solves,
                 passes=oracle.work, chunks=oracle.chunks,
             )  # fmt: skip
-            return gap
 
         for it in range(1, self.max_iter + 1):
-            gap = record(pt)
-            # a gap measured with a loosely solved SVM (LpNewton's schedule) does not count
-            if gap <= self.tol and oracle.svm_tol <= self.svm_tol:
-                stop = "gap"
-            elif self.weight_tol is not None and log.rows[-1]["weights_change"] < self.weight_tol:
-                stop = "weights change below weight_tol"
-            else:
-                stop = None
+            stop = self._stop(record(pt), oracle)
             if stop:
                 if not state.best.exact:
                     # interleaved: the SVM at the best weights solved to svm_tol;
