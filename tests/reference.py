@@ -165,11 +165,17 @@ def komd(K, y, tol=1e-11):
     return prob.value, g.value
 
 
-def max_margin_mkl(K, y):
-    """max_{mu in simplex} min_{gamma in Gamma} gamma' Y K_mu Y gamma, by its epigraph
-    form min_{gamma, t} t s.t. gamma' Y K_r Y gamma <= t; mu = the multipliers."""
+def max_margin_mkl(K, y, offsets=None):
+    """max_{mu in simplex} min_{gamma in Gamma} sum_r mu_r (gamma' Y K_r Y gamma + c_r),
+    by its epigraph form min_{gamma, t} t s.t. gamma' Y K_r Y gamma + c_r <= t
+    (Sion's minimax theorem); mu = the multipliers. ``offsets`` c (default 0: the
+    max-margin MKL problem)."""
     g, t = cp.Variable(len(y)), cp.Variable()
-    quad = [cp.sum_squares(psd_factor(Km).T @ cp.multiply(g, y)) <= t for Km in K]
+    offsets = np.zeros(len(K)) if offsets is None else offsets
+    quad = [
+        cp.sum_squares(psd_factor(Km).T @ cp.multiply(g, y)) + c_r <= t
+        for Km, c_r in zip(K, offsets, strict=True)
+    ]
     prob = cp.Problem(cp.Minimize(t), _gamma_constraints(g, y) + quad)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, prob.status

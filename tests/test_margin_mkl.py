@@ -208,6 +208,35 @@ def test_memo_larger_theta_moves_weight_to_low_degrees(breast_cancer_bank):
     assert mean_degree[0] > 10 and mean_degree[-1] < 2
 
 
+def test_memo_large_theta_reaches_the_certified_maximum_at_a_vertex(rng):
+    """Psi(mu) = rho(K_mu) + theta/2 mu'Q mu is concave plus convex (Q is a Gram
+    matrix), so its maximum can sit at a vertex even where that kernel's margin is
+    zero. On the simplex mu'Q mu <= sum_r mu_r Q_rr (Jensen), hence
+    max Psi <= min_gamma max_r (gamma'Y K_r Y gamma + theta/2 Q_rr), a convex
+    problem (CVXPY), equal to Psi at a vertex when that vertex is the global
+    maximum. Here the classes overlap in the linear kernel (rho = 0), which has
+    the largest Frobenius norm: at theta = 1 its vertex attains the bound, and
+    MEMO returns it."""
+    n = 60
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    K = hpk_bank(X, degrees=(1, 2, 3, 5))
+    flat = K.reshape(len(K), -1)
+    Q = flat @ flat.T
+    Q /= np.mean(np.diag(Q))  # MEMO's scaling
+    assert np.argmax(np.diag(Q)) == 0 and komd(K[0], y)[0] < 1e-8  # hulls overlap
+    theta = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the margin solves at rho = 0 hit their cap
+        est = mkl.make_estimator("memo", theta=theta).fit(K, y)
+    bound, _ = max_margin_mkl(K, y, offsets=0.5 * theta * np.diag(Q))
+    assert komd(K[0], y)[0] + 0.5 * theta * Q[0, 0] == pytest.approx(bound, rel=1e-6)
+    mu = est.weights_  # softmax weights: the vertex up to their threshold
+    psi = komd(np.tensordot(mu, K, axes=1), y)[0] + 0.5 * theta * mu @ Q @ mu
+    assert np.allclose(mu, np.eye(len(K))[0], atol=1e-3)
+    assert bound * (1 - 1e-4) <= psi <= bound * (1 + 1e-7)
+
+
 def test_memo_and_easymkl_one_vs_rest_and_spectral_ratio():
     X, y = load_iris(return_X_y=True)
     specs = [KernelSpec("homogeneous_polynomial", d, -1, "unit_diagonal") for d in range(1, 6)]
