@@ -214,11 +214,16 @@ def parse_text_archive(
     only those documents are read, so the vocabulary is the task's own.
     ``strip_header`` drops a news article's header (everything up to the first
     blank line). Terms: scikit-learn's default tokens, lower case, English stop
-    words removed, kept if they occur in at least ``min_df`` documents, and the
-    ``max_features`` most frequent kept (all if None). No label is used."""
+    words removed, kept if they occur in at least ``min_df`` documents; of
+    those, the ``max_features`` found in the most documents (ties: the
+    alphabetically first; all if None). Each document's term counts over that
+    vocabulary are then divided by their Euclidean norm. No label is used."""
     import tarfile
 
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.preprocessing import normalize
+
+    from ..kernels.specs import most_frequent_features
 
     docs, labels = [], []
     wanted = {
@@ -242,15 +247,15 @@ def parse_text_archive(
     for label, folders in classes.items():
         if label not in labels:
             raise ValueError(f"{paths[0]}: no documents under {list(folders)} (class {label!r})")
-    vectoriser = TfidfVectorizer(
-        use_idf=False,
-        norm="l2",
-        stop_words=stop_words,
-        min_df=min_df,
-        max_features=max_features,
-        dtype=np.float64,
+    if max_features is not None and max_features < 1:
+        raise ValueError(f"max_features must be >= 1, got {max_features}")
+    # columns in alphabetical order of the terms
+    counts = CountVectorizer(stop_words=stop_words, min_df=min_df, dtype=np.float64).fit_transform(
+        docs
     )
-    X = vectoriser.fit_transform(docs).toarray()
+    if max_features is not None:
+        counts = counts[:, most_frequent_features(counts, max_features)]
+    X = normalize(counts, norm="l2").toarray()
     return X, np.asarray(labels, dtype=object)
 
 

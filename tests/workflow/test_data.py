@@ -46,11 +46,11 @@ EXPECTED = {
     "smkl_toy": ((500, 40), None),
     **{f"smkl_toy_d{d}": ((500, d), None) for d in range(34, 40)},
     "mnist_oddeven": ((10000, 784), [4926, 5074]),
-    "ohsumed_c01_c02": ((291, 2695), [216, 75]),
-    "ohsumed_c05_c06": ((577, 4325), [223, 354]),
-    "ohsumed_c12_c13": ((537, 3995), [342, 195]),
-    "newsgroups_autos_motorcycles": ((1986, 5933), [990, 996]),
-    "newsgroups_baseball_hockey": ((1993, 6307), [994, 999]),
+    "ohsumed_c01_c02": ((291, 1686), [216, 75]),  # d: the paper's Table 1
+    "ohsumed_c05_c06": ((577, 2302), [223, 354]),
+    "ohsumed_c12_c13": ((537, 2059), [342, 195]),
+    "newsgroups_autos_motorcycles": ((1986, 5341), [990, 996]),
+    "newsgroups_baseball_hockey": ((1993, 6311), [994, 999]),
     "colon": ((62, 2000), [22, 40]),
     "leukemia": ((72, 7129), [47, 25]),
     "duke": ((49, 7129), [25, 24]),
@@ -212,6 +212,40 @@ def test_text_documents_are_unit_length_term_frequencies(tmp_path):
     bad.write_bytes(b"not a tar archive at all")
     with pytest.raises(ValueError, match="not a readable tar archive"):
         parse_text_archive([bad], classes)
+
+
+def test_a_text_vocabulary_is_the_terms_in_most_documents_ties_alphabetical(tmp_path):
+    import io
+    import tarfile
+
+    from mkl.workflow.parsers import parse_text_archive
+
+    # document frequencies: zebra 3, kiwi 2, mango 2, apple 1 (but 4 occurrences)
+    docs = {
+        "a/1": "apple apple apple apple zebra",
+        "a/2": "zebra mango",
+        "b/3": "mango kiwi",
+        "b/4": "zebra kiwi",
+    }
+    archive = tmp_path / "docs.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in docs.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    classes = {"a": ["a"], "b": ["b"]}
+    X, y = parse_text_archive([archive], classes)
+    assert X.shape == (4, 4) and list(y) == ["a", "a", "b", "b"]  # apple kiwi mango zebra
+    # the most frequent by occurrences would be apple and zebra; by documents it
+    # is zebra, then kiwi before mango (a tie, broken alphabetically)
+    X2, _ = parse_text_archive([archive], classes, max_features=2)  # kiwi, zebra
+    s = np.sqrt(0.5)
+    np.testing.assert_allclose(X2, [[0, 1], [0, 1], [1, 0], [s, s]])
+    X1, _ = parse_text_archive([archive], classes, max_features=1)  # zebra
+    np.testing.assert_allclose(X1, [[1], [1], [0], [1]])
+    with pytest.raises(ValueError, match="max_features must be >= 1"):
+        parse_text_archive([archive], classes, max_features=0)
 
 
 def test_several_similarity_matrices_over_the_same_examples(tmp_path):
