@@ -81,8 +81,9 @@ class Dataset:
 
 
 def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Dataset:
-    """Parse the files fetched into ``raw_dir`` (see :func:`fetch`), map labels,
-    drop rows without a label mapping and, if asked, constant features."""
+    """Parse the files fetched into ``raw_dir`` (see :func:`fetch`), keep the
+    first ``first_rows`` rows if the entry says so, map labels, drop rows
+    without a label mapping and, if asked, constant features."""
     raw_dir = Path(raw_dir)
     manifest = json.loads((raw_dir / "manifest.json").read_text())
     fmt = manifest["format"]
@@ -116,6 +117,9 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
             "source": " ; ".join(str(f.get("url")) for f in manifest["files"]),
             "sha256": " ".join(f["sha256"] for f in manifest["files"]),
         }
+    if entry.get("first_rows") is not None:  # a published file that is the first rows of ours
+        X, y_raw, S = _first_rows(name, int(entry["first_rows"]), X, y_raw, S)
+        provenance["first_rows"] = int(entry["first_rows"])
     real = entry.get("target", "classes") == "real"
     if real:  # a regression: the targets as they are, no classes
         try:
@@ -128,7 +132,7 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
             raise ValueError(f"dataset {name!r}: the targets contain NaN or inf")
         keep = np.ones(len(y), dtype=bool)
     else:
-        y, classes = map_labels(y_raw, entry.get("labels"))
+        y, classes = map_labels(y_raw, entry.get("labels"), features=_listed_features(X, entry))
         keep = y >= 0
     X, y = X[keep], y[keep]
     if S is not None:
@@ -165,3 +169,17 @@ def build_dataset(name: str, entry: Mapping, raw_dir: str | os.PathLike) -> Data
     if S is not None:
         attrs["similarities"] = json.dumps(sim_names)
     return Dataset(X=X, y=y, classes=list(classes), attrs=attrs, S=S, similarity_names=sim_names)
+
+
+def _first_rows(name: str, n: int, X: np.ndarray, y_raw: np.ndarray, S: np.ndarray | None):
+    """The first ``n`` examples (rows of X, labels, rows and columns of S)."""
+    if n < 1 or n > len(y_raw):
+        raise ValueError(f"dataset {name!r}: first_rows {n} outside 1..{len(y_raw)} (rows parsed)")
+    return X[:n], y_raw[:n], None if S is None else S[:, :n, :n]
+
+
+def _listed_features(X: np.ndarray, entry: Mapping) -> np.ndarray:
+    """X without the entry's ``drop_features`` (the features the experiments
+    see, before any constant one is dropped): what a label rule may read."""
+    dropped = [int(j) for j in entry.get("drop_features") or []]
+    return np.delete(X, dropped, axis=1) if dropped else X

@@ -235,14 +235,34 @@ def test_the_groupings_study_runs_the_memo_protocol_and_stays_out_of_the_fidelit
         assert study[key] == memo[key], key
     section = study["paper"]
     assert section["fidelity"] is False
+    # (cell_status qualifies the fidelity report's cells, which the study never supplies)
     assert {k: v for k, v in section.items() if k not in ("fidelity", "tables", "datasets")} == {
-        k: v for k, v in memo["paper"].items() if k not in ("tables", "datasets")
+        k: v for k, v in memo["paper"].items() if k not in ("tables", "datasets", "cell_status")
     }
     assert section["tables"]["table1"] == study["datasets"]
     assert {section["datasets"][ds] for ds in study["datasets"]} == {"iris", "vowel"}
     # the rule's groupings are lauriola2018_memo's own datasets
     assert {"iris_bin", "vowel_bin"} <= set(study["datasets"]) & set(memo["datasets"])
     assert experiment_order({"memo": memo, "study": study}) == ["memo"]
+
+
+def test_cell_status_names_a_known_status_and_its_reason():
+    """paper.cell_status: "different target: ..." or "not identifiable: ...",
+    a reason after the colon; lauriola2018_memo so marks duke and vowel."""
+    exp = yaml.safe_load(yaml.safe_dump(BASE))
+    exp["paper"] = {"name": "p", "tables": {"t": ["a"]}, "methods": {"uniform": "avg"}}
+    for status in ("different target: other labels", "not identifiable: grouping unknown"):
+        exp["paper"]["cell_status"] = {"a": status}
+        jsonschema.validate(exp, SCHEMA)
+    for status in ("different target", "not identifiable:", "data limit: small", "ok: fine"):
+        exp["paper"]["cell_status"] = {"a": status}
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(exp, SCHEMA)
+    memo = yaml.safe_load((REPO / "config" / "experiments" / "lauriola2018_memo.yaml").read_text())
+    statuses = memo["paper"]["cell_status"]
+    assert set(statuses) == {"duke", "vowel"}
+    assert statuses["duke"].startswith("different target: ")
+    assert statuses["vowel"].startswith("not identifiable: ")
 
 
 def test_schema_requires_each_figure_kinds_fields():
