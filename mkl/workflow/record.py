@@ -164,21 +164,15 @@ def check_provenance(
     their experiment file than the one in ``experiments_dir``."""
     wrong = provenance_mismatches(cells, experiments_dir)
     if len(wrong):
-        first = wrong.iloc[0]
-        runs = wrong.groupby("experiment")["config_sha256"].agg(lambda v: sorted(set(v)))
+        runs = "; ".join(
+            f"{name}: run under {', '.join(map(repr, sorted(set(rows['config_sha256']))))}, "
+            f"{experiment_file(experiments_dir, name)} is {rows['file_sha256'].iloc[0]!r}"
+            for name, rows in wrong.groupby("experiment")
+        )
         raise ValueError(
             f"{len(wrong)} rows were run from other versions of their experiment files than "
-            f"the checkout's: "
-            + "; ".join(
-                f"{name}: run under {', '.join(map(repr, hashes))}, "
-                f"{experiment_file(experiments_dir, name)} is {current!r}"
-                for (name, hashes), current in zip(
-                    runs.items(),
-                    wrong.groupby("experiment")["file_sha256"].first(),
-                    strict=True,
-                )
-            )
-            + f" (e.g. {tuple(first[KEY])}). Rerun (or re-aggregate) under the checkout's files."
+            f"the checkout's: {runs} (e.g. {tuple(wrong.iloc[0][KEY])}). Rerun (or "
+            "re-aggregate) under the checkout's files."
         )
 
 
