@@ -31,6 +31,10 @@ class SolverError(RuntimeError):
     """A numerical solver failed on input that passed validation."""
 
 
+class SubproblemError(SolverError):
+    """A cutting-plane or projection subproblem of a wrapper method could not be solved."""
+
+
 class DegenerateKernelWarning(UserWarning):
     """A kernel that cannot help the fit: numerically the identity on the
     training rows (it memorises them) or constant (a constant feature). The

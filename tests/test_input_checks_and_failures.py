@@ -160,7 +160,7 @@ def test_cross_validation_keeps_the_warnings_of_its_fits(problem):
 
 
 def test_a_solver_root_finder_failure_is_a_solver_error():
-    from mkl.algorithms.domains import SubproblemError
+    from mkl.exceptions import SubproblemError
 
     assert issubclass(SubproblemError, SolverError)
     assert is_fit_failure(SubproblemError("x"))

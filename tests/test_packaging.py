@@ -18,7 +18,7 @@ tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard libr
 DISTRIBUTION = {"sklearn": "scikit-learn", "yaml": "pyyaml"}
 # installed with a dependency above (not imported directly from PyPI names)
 PROVIDED = {"threadpoolctl": "scikit-learn", "highspy": "scipy"}
-LIBRARY_DEPENDENCIES = {"numpy", "scipy", "scikit-learn", "h5py", "clarabel", "numba"}
+LIBRARY_DEPENDENCIES = {"numpy", "scipy", "scikit-learn", "h5py", "clarabel", "highspy", "numba"}
 
 
 def _modules(folder):

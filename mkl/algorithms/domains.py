@@ -21,8 +21,8 @@ by Clarabel, an open-source interior-point conic solver that handles the
 quadratic constraint exactly and returns 1e-8-accurate solutions on these
 M-variable problems in milliseconds. Over the simplex, where M reaches the
 thousands (one kernel per term of a text collection), both have their own
-solvers: the model minimum, a plain LP, goes to HiGHS by column generation,
-and the level projection to projected Newton on its K-variable dual
+solvers: the model minimum, a plain LP, is one HiGHS model kept across the
+iterations (``cut_model.py``), and the level projection to projected Newton on its K-variable dual
 (``project_level_simplex``), with the interior point as the fallback.
 """
 
@@ -31,13 +31,10 @@ from __future__ import annotations
 import clarabel
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq, linprog
+from scipy.optimize import brentq
 
-from ..exceptions import InputError, SolverError
-
-
-class SubproblemError(SolverError):
-    """A cutting-plane or projection subproblem could not be solved."""
+from ..exceptions import InputError, SubproblemError
+from .cut_model import SimplexCutModel, cut_scale
 
 
 class WeightDomain:
@@ -119,41 +116,15 @@ class Simplex(WeightDomain):
         return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.ZeroConeT(1))]
 
     def __init__(self):
-        self._columns = np.zeros(0, dtype=np.int64)  # the LP's working set of kernels
+        self._model: SimplexCutModel | None = None  # kept across the calls of one fit
 
     def minimise_model(self, S, Q):
         """The model's minimum over the simplex is a linear program,
-        min eta s.t. S_k - 1/2 Q_k theta <= eta, 1'theta = 1, theta >= 0, solved
-        by HiGHS's dual simplex by column generation: on a working set W of
-        kernels (theta = 0 elsewhere), grown until no kernel outside it prices
-        in. With the cut multipliers lambda of the restricted LP, its value is
-        lambda'S - 1/2 max_{m in W} (lambda'Q)_m and every theta is bounded below
-        by lambda'S - 1/2 max_m (lambda'Q)_m, so the two agree at the optimum
-        (the solution over thousands of kernels uses a few dozen to a few
-        hundred). The support and the 50 kernels closest to entering it carry
-        over to the next call (cuts are only added): keeping every kernel ever
-        priced in let the set grow to 1,100 of 4,264 and each LP to 1.3 s on
-        text5, pruning cut the LP time 4x. The bound again comes from the
-        multipliers."""
-        K, M = Q.shape
-        scale = cut_scale(S, Q)
-        # the kernels the newest cut favours, and those of earlier solutions
-        start = np.argsort(Q[-1])[-min(M, 20) :]
-        W = np.union1d(self._columns[self._columns < M], start)
-        for _ in range(M):
-            x, lam = _model_lp(S / scale, 0.5 * Q[:, W] / scale)
-            v = lam @ Q
-            inside = float(v[W].max())
-            outside = np.setdiff1d(np.flatnonzero(v > inside + 1e-9 * float(v.max())), W)
-            if outside.size == 0:
-                break
-            # add the most violated kernels (at most 50 a round)
-            W = np.union1d(W, outside[np.argsort(v[outside])[-50:]])
-        theta = np.zeros(M)
-        theta[W] = x
-        # carry over the support and the kernels closest to entering it
-        self._columns = np.union1d(W[x > 0], np.argsort(v)[-min(M, 50) :])
-        return float(lam @ S - 0.5 * self.support(lam @ Q)), self._clean(theta)
+        min eta s.t. S_k - 1/2 Q_k theta <= eta, 1'theta = 1, theta >= 0, kept
+        in one HiGHS model that gains a row per cut (``cut_model.py``)."""
+        if self._model is None or self._model.n_kernels != Q.shape[1]:
+            self._model = SimplexCutModel(Q.shape[1])
+        return self._model.minimum(S, Q)
 
     def project_level(self, theta0, S, Q, level):
         """Projection of theta0 onto {theta in simplex : S_k - 1/2 Q_k theta <= level}
@@ -170,31 +141,6 @@ class Simplex(WeightDomain):
 
     def to_boundary(self, theta):
         return theta / theta.sum()
-
-
-def _model_lp(S: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """min eta s.t. S_k - A_k theta <= eta, 1'theta = 1, theta >= 0 by HiGHS:
-    theta and the cut multipliers lambda (on the simplex)."""
-    K, M = A.shape
-    c = np.zeros(M + 1)
-    c[M] = 1.0
-    res = linprog(
-        c,
-        A_ub=np.hstack([-A, -np.ones((K, 1))]),
-        b_ub=-S,
-        A_eq=np.hstack([np.ones((1, M)), np.zeros((1, 1))]),
-        b_eq=[1.0],
-        bounds=[(0, None)] * M + [(None, None)],
-        method="highs",
-        # HiGHS's default 1e-7 feasibility tolerances leave the bound read
-        # from its multipliers loose by ~6e-8 relative: asked for a smaller
-        # gap, the level method and SILP then wander for thousands of iterations
-        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
-    )
-    if res.status != 0:
-        raise SubproblemError(f"cutting-plane model not solved: {res.message}")
-    lam = np.maximum(-res.ineqlin.marginals, 0.0)  # HiGHS: d(objective)/d(b_ub) <= 0
-    return res.x[:M], lam / lam.sum()  # sum lam = 1 at any optimum (the eta column)
 
 
 def project_simplex(v: np.ndarray) -> np.ndarray:
@@ -417,11 +363,6 @@ def _quadratic_constraint(d: np.ndarray, c: np.ndarray, r: float, n_vars: int):
 def _sparse(rows, cols, values, shape) -> sp.csc_matrix:
     """The CSC matrix with these nonzeros (one construction, no composition)."""
     return sp.csc_matrix((values, (rows, cols)), shape=shape)
-
-
-def cut_scale(S: np.ndarray, Q: np.ndarray) -> float:
-    """Cuts are divided by a common scale so the solver sees O(1) numbers."""
-    return float(max(np.abs(S).max(), 0.5 * np.abs(Q).max(), 1e-300))
 
 
 _INFEASIBLE = {

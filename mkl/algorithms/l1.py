@@ -19,7 +19,8 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .domains import Simplex, SubproblemError
+from ..exceptions import SubproblemError
+from .domains import Simplex
 from .wrapper import LoopState, Oracle, Point, WrapperMKL, record_cut
 
 
