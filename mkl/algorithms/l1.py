@@ -75,45 +75,43 @@ class SimpleMKL(WrapperMKL):
         mu = int(np.argmax(pt.theta))
         if float(grad @ D) >= 0 or not np.any(D < 0):
             return pt  # stationary: the gap test ends the loop
-        K_D = oracle.combine(D)
+        K_D = oracle.combine(D)  # reads the kernels of nonzero D_m only
         cur = pt
         for _ in range(len(D)):  # each pass drops one kernel
             slope0 = -0.5 * oracle.curvature(K_D, cur)
             if slope0 >= 0 or not np.any(D < 0):
                 return cur
-            theta, K_theta, D_new, K_D_new, gamma_max = self._follow(oracle, cur, D, K_D, mu)
+            gamma_max, v = self._breakpoint(cur.theta, D)
             if gamma_max <= 0:  # degenerate: no room along this direction
                 return cur
-            end = oracle.evaluate(theta, K_theta)
+            theta = np.maximum(cur.theta + gamma_max * D, 0.0)
+            theta[v] = 0.0
+            end = oracle.evaluate(theta, _along(cur.K, gamma_max, K_D))
             slope = -0.5 * oracle.curvature(K_D, end)  # dJ/dgamma at the breakpoint
             if slope > 0 or end.J > cur.J:  # the minimum lies before the breakpoint
                 return self._line_search(oracle, cur, D, K_D, gamma_max, slope0, slope, end)
             if theta[mu] == 0:  # the reference kernel left: recompute the direction
                 return end
-            cur, D, K_D = end, D_new, K_D_new
+            # SimpleMKL's descent-direction update: kernel v leaves D, D_mu keeps
+            # 1'D = 0, and K(D) changes by two kernels, in place (no pass)
+            d_v = D[v]
+            D[v] = 0.0
+            D[mu] += d_v
+            oracle.shift_weight(K_D, v, mu, d_v)
+            cur = end
         return cur
 
     @staticmethod
-    def _follow(oracle, base, D, K_D, mu):
-        """SimpleMKL's descent-direction update: move along D to where the first
-        weight vanishes, drop that kernel from D (D_mu keeps 1'D = 0) and update
-        K(D) by two kernels rather than a pass over the bank."""
+    def _breakpoint(theta: np.ndarray, D: np.ndarray) -> tuple[float, int]:
+        """The step gamma along D at which the first weight vanishes, and its kernel."""
         neg = np.flatnonzero(D < 0)
-        ratios = -base.theta[neg] / D[neg]
-        gamma, v = float(ratios.min()), int(neg[np.argmin(ratios)])
-        theta = np.maximum(base.theta + gamma * D, 0.0)
-        theta[v] = 0.0
-        D = D.copy()
-        d_v = D[v]
-        D[v] = 0.0
-        D[mu] += d_v
-        K_D_new = K_D - d_v * oracle.kernel(v) + d_v * oracle.kernel(mu)
-        return theta, base.K + gamma * K_D, D, K_D_new, gamma
+        ratios = -theta[neg] / D[neg]
+        return float(ratios.min()), int(neg[np.argmin(ratios)])
 
     @staticmethod
     def _trial(oracle, base, D, K_D, gamma):
         theta = np.maximum(base.theta + gamma * D, 0.0)
-        new = oracle.evaluate(theta, base.K + gamma * K_D)
+        new = oracle.evaluate(theta, _along(base.K, gamma, K_D))
         return new, -0.5 * oracle.curvature(K_D, new)  # dJ/dgamma (Danskin)
 
     def _line_search(self, oracle, base, D, K_D, gamma_max, slope0, slope_max, end):
@@ -137,6 +135,13 @@ class SimpleMKL(WrapperMKL):
             else:
                 hi, s_hi = g, s
         return best
+
+
+def _along(K: np.ndarray, gamma: float, K_D: np.ndarray) -> np.ndarray:
+    """K + gamma K_D into one new n x n array (no temporary besides it)."""
+    out = np.multiply(K_D, gamma)
+    out += K
+    return out
 
 
 class _CuttingPlaneMKL(WrapperMKL):

@@ -105,9 +105,10 @@ class Oracle:
             self.passes += 1
         return self.problem.combine(theta)
 
-    def kernel(self, m: int) -> np.ndarray:
-        """The combination of kernel m alone."""
-        return self.problem.kernel(m)
+    def shift_weight(self, combo: np.ndarray, source: int, target: int, amount: float) -> None:
+        """``combo`` (a combination) with weight ``amount`` moved from kernel
+        ``source`` to kernel ``target``, in place: O(n^2), not a pass."""
+        self.problem.shift_weight(combo, source, target, amount)
 
     def evaluate(self, theta: np.ndarray, K_theta: np.ndarray | None = None) -> Point:
         """J(theta); pass ``K_theta`` when the combination is already known.

@@ -44,6 +44,7 @@ from ..banks.algebra import (
     psd_quadratic_forms,
     quadratic_forms,
     refuse_indefinite,
+    shift_weight,
     spectral_ratio,
 )
 from ..banks.factor_bank import FactorBank
@@ -87,6 +88,10 @@ class DenseKernels:
 
     def kernel(self, m: int) -> np.ndarray:
         return self.K[m]
+
+    def shift_weight(self, combo: np.ndarray, source: int, target: int, amount: float) -> None:
+        """combo += amount (K_target - K_source), in place (two kernels read)."""
+        shift_weight(combo, self.K, source, target, amount)
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
         """The task's dual on ``combo`` (``mkl.solvers.dispatch.solve_dense_dual``:
@@ -208,6 +213,11 @@ class FactorKernels:
         e = np.zeros(self.n_kernels)
         e[m] = 1.0
         return e
+
+    def shift_weight(self, combo: np.ndarray, source: int, target: int, amount: float) -> None:
+        """The weight vector ``combo`` with ``amount`` moved from ``source`` to ``target``."""
+        combo[source] -= amount
+        combo[target] += amount
 
     def solve(self, combo, theta, y, C, tol) -> SVMSolution:
         """The task's dual on the factors (``mkl.solvers.dispatch.solve_factored_dual``),
