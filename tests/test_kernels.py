@@ -6,7 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mkl.banks.algebra import combine, spectral_ratio
+from mkl.banks.algebra import combine, largest_eigenvalue, shift_weight, spectral_ratio
 from mkl.kernels.dense import compute_bank, compute_test_block
 from mkl.kernels.functions import kernel_function
 from mkl.kernels.specs import ALL_FEATURES, KernelSpec, count_kernels, expand_bank_spec
@@ -186,6 +186,49 @@ def test_combine_matches_the_definition_and_skips_zero_weights(rng):
     sparse = np.array([0.0, 0.0, 3.0, 0.0, 0.0, 0.0])
     K[1, 0, 0] = np.nan  # with few kernels active, zero-weight kernels are not read
     assert np.allclose(combine(K, sparse), 3.0 * K[2])
+
+
+def test_combine_reads_only_the_kernels_of_nonzero_weight(rng):
+    K = rng.normal(size=(7, 9, 9))
+    w = np.array([0.0, 1.5, 0.0, -2.0, 0.5, 0.25, 0.0])  # five active: the sparse path
+    K[[0, 2, 6]] = np.nan
+    expected = 1.5 * K[1] - 2.0 * K[3] + 0.5 * K[4] + 0.25 * K[5]
+    assert np.allclose(combine(K, w), expected)
+    out = np.full((9, 9), 7.0)
+    assert combine(K, w, out=out) is out and np.allclose(out, expected)
+
+
+def test_shift_weight_moves_weight_between_two_kernels(rng):
+    K = rng.normal(size=(4, 6, 6))
+    w = np.array([0.2, 0.5, 0.0, 0.3])
+    combo = combine(K, w)
+    shift_weight(combo, K, source=1, target=2, amount=0.4)
+    assert np.allclose(combo, combine(K, np.array([0.2, 0.1, 0.4, 0.3])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(2, 80),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["gaussian", "indefinite", "negative entries"]),
+)
+def test_largest_eigenvalue_is_the_largest_over_the_bank(M, n, seed, kind):
+    """The bounds only skip kernels: the result is max_m lambda_max(K_m) of a
+    full eigendecomposition, whatever the signs of the entries and eigenvalues."""
+    rng = np.random.default_rng(seed)
+    if kind == "gaussian":
+        X = rng.normal(size=(n, 3))
+        d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+        K = np.stack([np.exp(-d2 / w) for w in rng.uniform(0.1, 10, size=M)])
+    else:
+        A = rng.normal(size=(M, n, n))
+        K = A + A.transpose(0, 2, 1)
+        if kind == "negative entries":  # PSD, entries of both signs
+            K = A @ A.transpose(0, 2, 1)
+    K = np.ascontiguousarray(K)
+    exact = max(float(np.linalg.eigvalsh(Km)[-1]) for Km in K)
+    assert math.isclose(largest_eigenvalue(K), exact, rel_tol=1e-8, abs_tol=1e-10)
 
 
 def test_bad_features_are_refused():

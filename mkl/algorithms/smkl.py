@@ -39,7 +39,8 @@ performance). The
 default, ``step="adaptive"``, is the same accelerated scheme with the step
 found by backtracking (FISTA, Beck & Teboulle 2009: L doubled until the
 quadratic upper bound holds at the new point, starting from the curvature of
-the average kernel) and restarted when f_lambda increases (O'Donoghue &
+the average kernel, lambda_max(sum_i K_i / m); on factors from the mean of the
+lambda_max(K_i), which bounds it from above) and restarted when f_lambda increases (O'Donoghue &
 Candes 2015: the momentum is reset, the point kept). It minimises the same
 f_lambda with the same gap; a step costs one gradient (one pass) and one
 value per backtracking trial: one pass over the bank each, the extrapolated
@@ -53,7 +54,10 @@ the bias-free SVM with a regularised constant feature (``inner.py``).
 
 Factor banks: alpha'G_i alpha = ||Z_i'(alpha*y)||^2 and the gradient's
 sum_i theta_i K_i beta = Z (s * Z'beta) (two passes over the factors per step),
-Lambda_i = sigma_max(Z_i)^2 from the r_i x r_i Gram matrix.
+Lambda_i = sigma_max(Z_i)^2 from the r_i x r_i Gram matrix. On a dense bank
+Lambda comes from one pass of bounds per kernel (the Rayleigh quotient of the
+ones vector below, the largest absolute row sum above) and Lanczos on the
+few kernels whose upper bound exceeds the largest eigenvalue found.
 """
 
 from __future__ import annotations
@@ -114,8 +118,7 @@ class SMKL(BaseMKL):
         problem = inner_problem(K, K_mean)
         M, n = problem.n_kernels, problem.n
         C = float(self.C)
-        eigenvalues = problem.largest_eigenvalues()
-        Lam = float(eigenvalues.max())
+        Lam, L_start = problem.eigenvalue_scales()
         N = self.max_iter
         lam = self.smoothing
         if lam is None:
@@ -193,7 +196,7 @@ class SMKL(BaseMKL):
         else:
             # FISTA with backtracking and function-value restart (module docstring):
             # x the iterates (in the box), point the extrapolated point
-            L = max(float(eigenvalues.mean()), 1e-12)
+            L = max(L_start, 1e-12)
             eps = float(np.finfo(problem.dtype).eps)
             x, t = alpha, 1.0
             f_x, theta_x, products_x = values(x)

@@ -92,6 +92,52 @@ def _shift_weight(out, K_source, K_target, amount):
         out[k] += amount * (K_target[k] - K_source[k])
 
 
+def largest_eigenvalue(K: np.ndarray) -> float:
+    """max_m lambda_max(K_m) over a bank of symmetric kernels, computing few
+    eigenvalues. One pass gives, per kernel, a lower bound (the Rayleigh
+    quotient 1'K_m 1 / n) and an upper bound (the largest absolute row sum,
+    Gershgorin); only kernels whose upper bound exceeds the best eigenvalue
+    found so far are solved (Lanczos, :func:`eigenvalue_of`), largest bound
+    first."""
+    M, n, _ = K.shape
+    lower, upper = np.empty(M), np.empty(M)
+    _eigenvalue_bounds(K.reshape(M, n, n), lower, upper)
+    best = float(lower.max())
+    for m in np.argsort(-upper):
+        if upper[m] <= best:
+            break
+        best = max(best, eigenvalue_of(K[m]))
+    return best
+
+
+def eigenvalue_of(K: np.ndarray) -> float:
+    """lambda_max of one symmetric matrix (dense solver for n <= 64, else Lanczos)."""
+    if K.shape[0] <= 64:
+        return float(np.linalg.eigvalsh(K)[-1])
+    from scipy.sparse.linalg import eigsh
+
+    K = K.astype(np.float64, copy=False)
+    return float(eigsh(K, k=1, which="LA", return_eigenvectors=False)[0])
+
+
+@njit(cache=True, nogil=True)
+def _eigenvalue_bounds(K, lower, upper):
+    """Per kernel: 1'K_m 1 / n <= lambda_max(K_m) <= max_i sum_j |K_m,ij|."""
+    M, n, _ = K.shape
+    for m in range(M):
+        total, widest = 0.0, 0.0
+        for i in range(n):
+            row_sum, row_abs = 0.0, 0.0
+            for j in range(n):
+                v = K[m, i, j]
+                row_sum += v
+                row_abs += abs(v)
+            total += row_sum
+            widest = max(widest, row_abs)
+        lower[m] = total / n
+        upper[m] = widest
+
+
 def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
     """v' K_m v for every kernel of the bank: one matrix-vector pass over the
     flattened bank (in its own dtype), the gradient of every method that

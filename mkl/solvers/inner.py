@@ -41,6 +41,8 @@ import numpy as np
 
 from ..banks.algebra import (
     combine,
+    eigenvalue_of,
+    largest_eigenvalue,
     psd_quadratic_forms,
     quadratic_forms,
     refuse_indefinite,
@@ -145,17 +147,17 @@ class DenseKernels:
     def spectral_ratio(self, combo: np.ndarray) -> float:
         return spectral_ratio(combo)
 
-    def largest_eigenvalues(self) -> np.ndarray:
-        from scipy.sparse.linalg import eigsh
-
-        out = []
-        for Km in self.K:
-            if self.n <= 64:  # dense solver for small n, in the bank's dtype
-                out.append(float(np.linalg.eigvalsh(Km)[-1]))
-            else:
-                Km = Km.astype(np.float64, copy=False)
-                out.append(float(eigsh(Km, k=1, which="LA", return_eigenvectors=False)[0]))
-        return np.array(out)
+    def eigenvalue_scales(self) -> tuple[float, float]:
+        """(max_m lambda_max(K_m), lambda_max of the average kernel): the first
+        from one pass of bounds and the few kernels they leave
+        (:func:`~mkl.banks.algebra.largest_eigenvalue`), the second from the
+        average kernel that input validation formed."""
+        K_mean = (
+            self.K_mean
+            if self.K_mean is not None
+            else self.combine(np.full(self.n_kernels, 1.0 / self.n_kernels))
+        )
+        return largest_eigenvalue(self.K), eigenvalue_of(K_mean)
 
     def traces(self) -> np.ndarray:
         return np.einsum("mii->m", self.K).astype(np.float64)
@@ -261,6 +263,13 @@ class FactorKernels:
 
     def spectral_ratio(self, combo: np.ndarray) -> float:
         return self.bank.spectral_ratio(combo)
+
+    def eigenvalue_scales(self) -> tuple[float, float]:
+        """(max_m lambda_max(K_m), mean_m lambda_max(K_m)): the mean stands in for
+        the average kernel's lambda_max (it bounds it from above), which
+        Lanczos would get only from many passes over the factors."""
+        eigenvalues = self.largest_eigenvalues()
+        return float(eigenvalues.max()), float(eigenvalues.mean())
 
     def largest_eigenvalues(self) -> np.ndarray:
         """lambda_max(Z_m Z_m') = sigma_max(Z_m)^2: the Gram matrix Z_m'Z_m (r_m x r_m)
