@@ -132,9 +132,64 @@ def test_gmkl_with_v_one_is_l1():
     assert a.converged_ and a.gap_ <= PRECISE["tol"]
 
 
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0), (2, 0.3)])
+def test_spg_on_the_simplex_matches_cvxpy(seed, C):
+    """SPG-GMKL at v = 1 solves L1-MKL, its gap certified to 1e-9."""
+    K, y = problem(seed)
+    value, weights = reference.l1_mkl(K, y, C)
+    est = fit("spg", K, y, C=C)
+    assert_matches(est, value, weights)
+    assert est.converged_ and est.gap_ <= PRECISE["tol"]
+    assert est.weights_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("v", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("seed, C", [(5, 1.0), (6, 10.0)])
+def test_spg_on_the_elastic_net_matches_cvxpy(v, seed, C):
+    K, y = problem(seed, M=5)
+    if v == 0.0:
+        value, weights = reference.lp_mkl(K, y, C, 2.0)
+    else:
+        value, weights = reference.gmkl(K, y, C, v)
+    est = fit("spg", K, y, C=C, v=v)
+    assert_matches(est, value, weights)
+    assert est.converged_ and est.gap_ <= PRECISE["tol"]
+    assert ElasticNetBall(v).value(est.weights_) <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("v", [0.0, 0.3, 0.9, 1.0])
+def test_elastic_net_projection_matches_cvxpy(v):
+    """The Euclidean projection SPG uses, against CVXPY's on random points
+    inside and outside the set."""
+    import cvxpy as cp
+
+    rng = np.random.default_rng(int(10 * v))
+    domain = ElasticNetBall(v)
+    for scale in (0.1, 2.0, 50.0):
+        z = scale * rng.normal(size=7)
+        theta = cp.Variable(7)
+        constraint = v * cp.sum(theta) + (1 - v) * cp.sum_squares(theta) <= 1
+        cp.Problem(cp.Minimize(cp.sum_squares(theta - z)), [theta >= 0, constraint]).solve(
+            solver="CLARABEL"
+        )
+        np.testing.assert_allclose(domain.project(z), theta.value, atol=1e-4 * max(1, scale))
+        assert domain.value(domain.project(z)) <= 1 + 1e-12
+
+
+def test_simplex_projection_is_exact_for_large_shifts():
+    """A common shift leaves the projection unchanged, however large (the
+    spectral steps of SPG reach 1e10 / spread)."""
+    z = np.array([0.3, -0.2, 0.9, 0.1])
+    expected = Simplex().project(z)
+    np.testing.assert_allclose(Simplex().project(z + 1e12), expected, atol=1e-3)
+    np.testing.assert_allclose(Simplex().project(z * 1e-12 + 5.0), np.full(4, 0.25), atol=1e-9)
+
+
 @pytest.mark.parametrize(
     "name, params",
     [
+        ("spg", {}),
+        ("spg", {"v": 0.5}),
         ("simplemkl", {}),
         ("silp", {}),
         ("level", {}),

@@ -17,6 +17,7 @@ level                                       LevelMKL (Xu 2009)               l1
 lp_newton, lp_cutting_plane, lp_analytic    LpNewton, LpCuttingPlane,        lp (the lp ball;
                                             LpAnalytic (Kloft 2009)          Kloft et al. 2009)
 gmkl                                        GMKL (Yang 2011)                 gmkl (elastic net)
+spg                                         SPGMKL (Jain 2012)               spg (either set)
 smkl                                        SMKL (Xu 2010)                   smkl
 spicymkl                                    SpicyMKL (Suzuki & Tomioka)      spicy
 easymkl, memo                               EasyMKL (Aiolli & Donini 2015),  margin

@@ -47,6 +47,10 @@ class WeightDomain:
     def support(self, q: np.ndarray) -> float:
         raise NotImplementedError
 
+    def project(self, z: np.ndarray) -> np.ndarray:
+        """The Euclidean projection of z onto Theta (projected-gradient methods)."""
+        raise NotImplementedError
+
     def _blocks(self, M: int, n_vars: int) -> list[tuple[sp.spmatrix, np.ndarray, object]]:
         """Constraint blocks (A rows, b, cone) on theta = x[:M]; theta >= 0 included.
         Blocks are built from their nonzeros in one step each (:func:`_sparse`),
@@ -111,6 +115,9 @@ class Simplex(WeightDomain):
     def support(self, q: np.ndarray) -> float:
         return float(np.max(q))
 
+    def project(self, z: np.ndarray) -> np.ndarray:
+        return project_simplex(z)
+
     def _blocks(self, M, n_vars):
         A = _sparse(np.zeros(M, dtype=np.int64), np.arange(M), np.ones(M), (1, n_vars))
         return [*super()._blocks(M, n_vars), (A, np.ones(1), clarabel.ZeroConeT(1))]
@@ -147,6 +154,7 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     """Euclidean projection of v onto {theta >= 0, 1'theta = 1}: theta = max(v - tau, 0)
     with the threshold tau from the sorted values (Held, Wolfe & Crowder 1974;
     Duchi et al. 2008), O(M log M)."""
+    v = v - v.max()  # the projection is unchanged by a common shift; this keeps the sums exact
     u = np.sort(v)[::-1]
     cumulative = np.cumsum(u) - 1.0
     rho = np.flatnonzero(u * np.arange(1, len(u) + 1) > cumulative)[-1]
@@ -316,6 +324,32 @@ class ElasticNetBall(WeightDomain):
         except (ValueError, RuntimeError) as exc:  # no sign change / no convergence
             raise SubproblemError(f"elastic-net dual norm: root not found ({exc})") from exc
         return float(theta_of(mu) @ q)
+
+    def project(self, z: np.ndarray) -> np.ndarray:
+        """argmin ||theta - z|| over the set. Inside it, max(z, 0); otherwise the
+        constraint is tight and stationarity gives, for a multiplier mu > 0,
+        theta(mu) = max(0, z - mu v) / (1 + 2 mu (1 - v)), whose
+        v 1'theta + (1-v)||theta||^2 falls with mu: one monotone 1-D root
+        (closed form at v = 0, theta = max(z, 0) / ||max(z, 0)||)."""
+        v = self.v
+        z = np.asarray(z, dtype=float)
+        inside = np.maximum(z, 0.0)
+        if self.value(inside) <= 1.0:
+            return inside
+        if v == 0.0:
+            return inside / np.linalg.norm(inside)
+
+        def theta_of(mu):
+            return np.maximum(0.0, z - mu * v) / (1.0 + 2.0 * mu * (1.0 - v))
+
+        hi = float(z.max()) / v  # theta(hi) = 0: value 0 < 1
+        try:
+            mu = brentq(
+                lambda mu: self.value(theta_of(mu)) - 1.0, 0.0, hi, xtol=1e-15 * hi, rtol=1e-15
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise SubproblemError(f"elastic-net projection: root not found ({exc})") from exc
+        return self.to_boundary(theta_of(mu))
 
     def _blocks(self, M, n_vars):
         v = self.v

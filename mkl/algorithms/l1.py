@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..exceptions import SubproblemError
 from .domains import Simplex
-from .wrapper import LoopState, Oracle, Point, WrapperMKL, record_cut
+from .wrapper import LoopState, Oracle, Point, WrapperMKL, along, record_cut
 
 
 class SimpleMKL(WrapperMKL):
@@ -86,7 +86,7 @@ class SimpleMKL(WrapperMKL):
                 return cur
             theta = np.maximum(cur.theta + gamma_max * D, 0.0)
             theta[v] = 0.0
-            end = oracle.evaluate(theta, _along(cur.K, gamma_max, K_D))
+            end = oracle.evaluate(theta, along(cur.K, gamma_max, K_D))
             slope = -0.5 * oracle.curvature(K_D, end)  # dJ/dgamma at the breakpoint
             if slope > 0 or end.J > cur.J:  # the minimum lies before the breakpoint
                 return self._line_search(oracle, cur, D, K_D, gamma_max, slope0, slope, end)
@@ -111,7 +111,7 @@ class SimpleMKL(WrapperMKL):
     @staticmethod
     def _trial(oracle, base, D, K_D, gamma):
         theta = np.maximum(base.theta + gamma * D, 0.0)
-        new = oracle.evaluate(theta, _along(base.K, gamma, K_D))
+        new = oracle.evaluate(theta, along(base.K, gamma, K_D))
         return new, -0.5 * oracle.curvature(K_D, new)  # dJ/dgamma (Danskin)
 
     def _line_search(self, oracle, base, D, K_D, gamma_max, slope0, slope_max, end):
@@ -135,13 +135,6 @@ class SimpleMKL(WrapperMKL):
             else:
                 hi, s_hi = g, s
         return best
-
-
-def _along(K: np.ndarray, gamma: float, K_D: np.ndarray) -> np.ndarray:
-    """K + gamma K_D into one new n x n array (no temporary besides it)."""
-    out = np.multiply(K_D, gamma)
-    out += K
-    return out
 
 
 class _CuttingPlaneMKL(WrapperMKL):

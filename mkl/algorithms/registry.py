@@ -69,6 +69,7 @@ _ALGORITHMS = {
     ),
     "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved", sample_weight=True),
     "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v", sample_weight=True),
+    "spg": _info("spg", "SPGMKL", f"{_WRAPPER} memory v", sample_weight=True),
     "smkl": _info(
         "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION
     ),

@@ -166,6 +166,15 @@ class Oracle:
         return float(K_d @ self.q(pt))
 
 
+def along(K: np.ndarray, gamma: float, K_d: np.ndarray) -> np.ndarray:
+    """The combination K(theta + gamma d) = K(theta) + gamma K(d) of a line
+    search, into one new array (an n x n matrix, or the weights on factors)
+    with no temporary besides it."""
+    out = np.multiply(K_d, gamma)
+    out += K
+    return out
+
+
 def dual_bound(pt: Point, q: np.ndarray, domain) -> float:
     """D(alpha) = S(alpha) - 1/2 sigma_Theta(q(alpha)) <= min J (weak duality)."""
     return float(pt.sol.linear_term - 0.5 * domain.support(q))
@@ -251,6 +260,11 @@ class WrapperMKL(BaseMKL):
     def _domain(self):
         raise NotImplementedError
 
+    def _loop_state(self, domain) -> LoopState:
+        """A fit's loop state; a method that keeps more between its steps returns
+        a subclass of :class:`LoopState` holding it."""
+        return LoopState(domain)
+
     def _step(self, oracle: Oracle, state: LoopState, pt: Point) -> Point:
         """The method's weight update from ``pt``: returns the next evaluated point."""
         raise NotImplementedError
@@ -310,7 +324,7 @@ class WrapperMKL(BaseMKL):
         theta = domain.initial(problem.n_kernels)
         # the uniform start reuses the average kernel formed by input validation
         pt = oracle.evaluate(theta, problem.uniform_combination(theta))
-        state = LoopState(domain)
+        state = self._loop_state(domain)
 
         def record(pt):
             state.best = log.consider(pt.J, pt)
