@@ -187,7 +187,7 @@ class _FeatureBankEstimator(BaseEstimator):
             spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
         )
         dtype = bank_dtype(spec)
-        bank, divisors, maps = training_bank(parts, X, rep, dtype, names)
+        bank, divisors, means, maps = training_bank(parts, X, rep, dtype, names)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
             found = degenerate_kernels(bank[:, :rows, :rows])
@@ -197,6 +197,7 @@ class _FeatureBankEstimator(BaseEstimator):
         estimator.fit(bank, y, **weighted)
         del bank
         self.normalisation_factors_ = divisors
+        self.centring_means_ = means
         self.factor_maps_ = maps
         self.estimator_ = estimator
         self.representation_ = rep
@@ -239,6 +240,7 @@ class _FeatureBankEstimator(BaseEstimator):
             X,
             self.normalisation_factors_,
             self._bank_dtype,
+            self.centring_means_,
         )
         scores = [self.estimator_.decision_function(block) for block in blocks]
         return np.concatenate(scores, axis=0)
