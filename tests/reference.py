@@ -408,3 +408,22 @@ def svm_primal_margin(K, y, C=None):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
     assert prob.status == cp.OPTIMAL, prob.status
     return 1.0 / float(np.linalg.norm(w.value))
+
+
+def max_alignment_weights(K, y, nonnegative=True):
+    """Cortes et al. (JMLR 2012)'s alignment maximisation in its own form,
+    max a'theta s.t. ||theta||_F-norm of the centred combination <= 1 (a
+    second-order cone), from the centred matrices formed explicitly:
+    theta >= 0 (alignf) or free; returned on the simplex (or as is, free)."""
+    n = K.shape[1]
+    H = np.eye(n) - np.ones((n, n)) / n
+    Kc = np.stack([H @ k @ H for k in K]).reshape(len(K), -1)
+    scale = np.abs(Kc).max()
+    Kc = Kc / scale
+    a = Kc @ np.outer(y, y).ravel() / n
+    L = psd_factor(Kc @ Kc.T)  # ||sum_k theta_k K_k^c||_F = ||L'theta||
+    theta = cp.Variable(len(K), nonneg=nonnegative)
+    prob = cp.Problem(cp.Maximize(a @ theta), [cp.norm(L.T @ theta) <= 1])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return theta.value / theta.value.sum() if nonnegative else theta.value
