@@ -15,6 +15,7 @@ from ..exceptions import InputError
 from .functions import (
     check_features,
     check_same_features,
+    cosine_normalise,
     kernel_function,
     normalise_blocks,
     normalise_test,
@@ -118,6 +119,44 @@ def compute_test_block(
         means = None if column_means is None else column_means[m]
         test[m] = normalise_test(spec.normalise, Kte, factors[m], diagonals, means)
     return test
+
+
+def compute_cross_block(
+    specs: Sequence[KernelSpec],
+    X_train: np.ndarray,
+    X: np.ndarray,
+    Y: np.ndarray,
+    factors: np.ndarray,
+    column_means: np.ndarray | None = None,
+) -> np.ndarray:
+    """The block (M, n_X, n_Y) k_m(x, y) between two sets of new rows,
+    normalised as the bank fitted on X_train: by its divisors ``factors``,
+    for ``unit_diagonal`` by the rows' own self-similarities, for ``center``
+    with the training points' mean in feature space, k^c(x, y) = k(x, y) -
+    mean_j k(x, x_j) - mean_j k(y, x_j) + mean_ij k(x_i, x_j) (the training
+    block's ``column_means``, from :func:`compute_bank`; the rows' means
+    against the training rows computed here). With Y = X_train it is
+    :func:`compute_test_block`'s."""
+    X = check_features(X, "X")
+    Y = check_features(Y, "Y")
+    X_train = check_features(X_train, "X_train")
+    check_same_features(X_train, X)
+    check_same_features(X_train, Y)
+    block = np.empty((len(specs), X.shape[0], Y.shape[0]))
+    for m, spec in enumerate(specs):
+        K = _finite(kernel_function(spec, X, Y), spec, X)
+        if spec.normalise == "unit_diagonal":
+            K = cosine_normalise(K, self_similarity(spec, X), self_similarity(spec, Y))
+        elif spec.normalise == "center":
+            if column_means is None:
+                raise InputError("a centred kernel needs the training block's column means")
+            row_x = kernel_function(spec, X, X_train).mean(axis=1)
+            row_y = kernel_function(spec, Y, X_train).mean(axis=1)
+            K += float(column_means[m].mean()) - row_x[:, None] - row_y[None, :]
+        else:
+            K /= factors[m]
+        block[m] = K
+    return block
 
 
 def similarity_bank(
