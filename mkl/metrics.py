@@ -7,10 +7,26 @@ The metric functions import ``sklearn.metrics`` when called, not this module:
 the workflow's table, figure and fidelity stages import it for the metric
 names, and importing scikit-learn costs about 1.7 CPU-s (it loads scipy.stats
 and pandas) in each of those jobs.
+
+The measures of a kernel matrix are here too, loaded on first use from the
+modules that define them (as :mod:`mkl`'s public names): so that neither
+those stages nor their source hashes (:mod:`mkl.workflow.hashing`, which
+follow import statements) take in the solvers.
+
+* ``kernel_alignment(K1, K2, centered=True)``: <K1, K2>_F / (||K1||_F ||K2||_F),
+  of the centred kernels by default (Cortes, Mohri & Rostamizadeh 2012;
+  :func:`mkl.banks.algebra.kernel_alignment`);
+* ``radius(K)``: the squared radius of the minimum enclosing ball of the
+  points in feature space, a QP (:func:`mkl.solvers.geometry.radius`);
+* ``margin(K, y, C=None)``: 1/||w|| of the hard-margin SVM, or of the
+  soft-margin one at C (:func:`mkl.solvers.geometry.margin`);
+* ``spectral_ratio(K)``: tr K / ||K||_F (Lauriola et al. 2018;
+  :func:`mkl.banks.algebra.spectral_ratio`), each fit's ``spectral_ratio_``.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,6 +35,21 @@ from .exceptions import InputError
 
 if TYPE_CHECKING:
     from .algorithms.base import BaseMKL
+
+# the measures of a kernel matrix, by the module that defines each
+_KERNEL_MEASURES = {
+    "kernel_alignment": "banks.algebra",
+    "spectral_ratio": "banks.algebra",
+    "radius": "solvers.geometry",
+    "margin": "solvers.geometry",
+}
+
+
+def __getattr__(name: str):
+    if name in _KERNEL_MEASURES:
+        return getattr(importlib.import_module(f"mkl.{_KERNEL_MEASURES[name]}"), name)
+    raise AttributeError(f"module 'mkl.metrics' has no attribute {name!r}")
+
 
 METRICS = ("accuracy", "f1", "mcc", "auc")  # classification
 

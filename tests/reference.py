@@ -382,3 +382,48 @@ def box_qp(H, p, lo, hi):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
     assert prob.status == cp.OPTIMAL, prob.status
     return prob.value
+
+
+def enclosing_ball(K):
+    """The minimum enclosing ball's primal, min R s.t. ||l_i - c|| <= R over
+    the rows l_i of a factor L of K (K = L L'), a second-order cone program: R^2."""
+    L = psd_factor(K)
+    L = L[:, np.abs(L).max(axis=0) > 1e-12 * np.abs(L).max()]  # the null directions dropped
+    c, r = cp.Variable(L.shape[1]), cp.Variable()
+    cons = [cp.norm(L[i] - c) <= r for i in range(L.shape[0])]
+    prob = cp.Problem(cp.Minimize(r), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value**2
+
+
+def svm_primal_margin(K, y, C=None):
+    """1/||w|| of the SVM's primal on the rows of a factor L of K:
+    min 1/2 ||w||^2 (+ C sum xi) s.t. y_i (w'l_i + b) >= 1 (- xi_i)."""
+    L = psd_factor(K)
+    w, b = cp.Variable(L.shape[1]), cp.Variable()
+    slack = 0 if C is None else cp.Variable(len(y), nonneg=True)
+    objective = 0.5 * cp.sum_squares(w) + (0 if C is None else C * cp.sum(slack))
+    prob = cp.Problem(cp.Minimize(objective), [cp.multiply(y, L @ w + b) >= 1 - slack])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return 1.0 / float(np.linalg.norm(w.value))
+
+
+def max_alignment_weights(K, y, nonnegative=True):
+    """Cortes et al. (JMLR 2012)'s alignment maximisation in its own form,
+    max a'theta s.t. ||theta||_F-norm of the centred combination <= 1 (a
+    second-order cone), from the centred matrices formed explicitly:
+    theta >= 0 (alignf) or free; returned on the simplex (or as is, free)."""
+    n = K.shape[1]
+    H = np.eye(n) - np.ones((n, n)) / n
+    Kc = np.stack([H @ k @ H for k in K]).reshape(len(K), -1)
+    scale = np.abs(Kc).max()
+    Kc = Kc / scale
+    a = Kc @ np.outer(y, y).ravel() / n
+    L = psd_factor(Kc @ Kc.T)  # ||sum_k theta_k K_k^c||_F = ||L'theta||
+    theta = cp.Variable(len(K), nonneg=nonnegative)
+    prob = cp.Problem(cp.Maximize(a @ theta), [cp.norm(L.T @ theta) <= 1])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return theta.value / theta.value.sum() if nonnegative else theta.value

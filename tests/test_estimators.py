@@ -24,12 +24,15 @@ def test_contract(problem, name):
     # the contract, not convergence: the entropic mirror descents (EMKL, REKL:
     # an L1-MKL solve per step) stop after a few steps (their own tests converge)
     few_steps = {"max_iter": 5} if name in ("emkl", "rekl") else {}
-    est = mkl.make_estimator(name, C=2.0, **few_steps)
+    # fixed: weights given (a one-vs-rest row per class would be (n_classes, M))
+    given = {"weights": np.linspace(1.0, 2.0, K.shape[0]).tolist()} if name == "fixed" else {}
+    est = mkl.make_estimator(name, C=2.0, **few_steps, **given)
     assert est.get_params()["C"] == 2.0
     assert clone(est).get_params() == est.get_params()
     assert est.fit(Ktr, ytr) is est
     M, n = Ktr.shape[:2]
-    assert est.weights_.shape == (M,) and np.all(est.weights_ >= 0)
+    # CKA's weights may be negative (MKLpy's closed form; mkl/algorithms/alignment.py)
+    assert est.weights_.shape == (M,) and (est.signed_weights or np.all(est.weights_ >= 0))
     assert est.dual_coef_.shape == (n,)
     assert isinstance(est.intercept_, float) and isinstance(est.objective_, float)
     assert est.n_iter_ >= 1 and isinstance(est.converged_, bool)

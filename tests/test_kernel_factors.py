@@ -28,7 +28,7 @@ finite = st.integers(-24, 24).map(lambda i: i / 8)
 @given(
     Z=arrays(np.float64, (7, 3), elements=finite),
     T=arrays(np.float64, (4, 3), elements=finite),
-    how=st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance"]),
+    how=st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance", "center"]),
 )
 def test_normalising_factors_normalises_the_kernel_they_represent(Z, T, how):
     K, K_test = Z @ Z.T, T @ Z.T
@@ -53,6 +53,7 @@ def test_nystroem_with_every_point_as_landmark_is_exact():
         KernelSpec("gaussian", 1.0, normalise="unit_trace"),
         KernelSpec("polynomial", 2, normalise="unit_diagonal"),
         KernelSpec("gaussian", 2.0, feature=1),
+        KernelSpec("polynomial", 2, normalise="center"),
     ]
     bank = nystroem_bank(specs, X, X_test, rank=40)
     train, test, _ = compute_bank(specs, X, X_test)
@@ -101,6 +102,20 @@ def test_rank_one_kernels_are_the_feature_columns_and_stay_sparse(how):
     train, test, _ = compute_bank(specs, Xd, Td)
     np.testing.assert_allclose(bank.dense(), train, atol=1e-12)
     np.testing.assert_allclose(bank.dense("test"), test, atol=1e-12)
+
+
+def test_centred_rank_one_kernels_are_the_centred_columns_and_sparse_ones_are_refused():
+    rng = np.random.default_rng(8)
+    X, X_test = rng.normal(size=(20, 5)), rng.normal(size=(4, 5))
+    bank = rank_one_bank(X, X_test, normalise="center")
+    specs = [KernelSpec("linear", feature=j, normalise="center") for j in range(5)]
+    train, test, _ = compute_bank(specs, X, X_test)
+    np.testing.assert_allclose(bank.dense(), train, atol=1e-12)
+    np.testing.assert_allclose(bank.dense("test"), test, atol=1e-12)
+    with pytest.raises(ValueError, match="cannot center sparse factors"):
+        rank_one_bank(sp.csr_matrix(X), normalise="center")
+    with pytest.raises(ValueError, match="cannot center sparse factors"):
+        linear_group_bank(sp.csr_matrix(X), [[0, 1]], normalise="center")
 
 
 def test_linear_kernels_on_feature_groups_are_exact():

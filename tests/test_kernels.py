@@ -38,7 +38,7 @@ specs = st.sampled_from(
         KernelSpec("identity"),
     ]
 )
-normalisations = st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance"])
+normalisations = st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance", "center"])
 
 
 def test_bank_count_matches_the_papers():
@@ -115,6 +115,9 @@ def test_training_block_symmetric_psd_and_normalised(X, spec, norm):
         diag = np.diag(K)
         raw = np.diag(kernel_function(spec, X, X, same=True))
         assert np.allclose(diag[raw > 0], 1.0)
+    elif norm == "center":
+        scale = max(1.0, np.abs(kernel_function(spec, X, X, same=True)).max())
+        assert np.abs(K.sum(axis=1)).max() <= 1e-10 * n * scale
 
 
 @settings(max_examples=60, deadline=None)
@@ -143,10 +146,87 @@ def test_test_block_is_the_kernel_on_test_x_train(X, spec, norm, split):
         # Cauchy-Schwarz bounds a cosine by 1; subnormal self-similarities
         # (x ~ 1e-161) lose the precision to show it, and the library clips
         full = np.clip(full / d_all[:, None] / d_tr[None, :], -1.0, 1.0)
+    elif norm == "center":  # with the training points' mean, test rows included
+        means = full[:n_tr].mean(axis=0)
+        full = full - full.mean(axis=1, keepdims=True) - means + means.mean()
     else:
         full = full / factors[0]
-    assert np.allclose(Kte[0], full[n_tr:], rtol=1e-10, atol=1e-12)
-    assert np.allclose(Ktr[0], full[:n_tr], rtol=1e-10, atol=1e-12)
+    atol = 1e-12 * (max(1.0, np.abs(full).max()) if norm == "center" else 1.0)
+    assert np.allclose(Kte[0], full[n_tr:], rtol=1e-10, atol=atol)
+    assert np.allclose(Ktr[0], full[:n_tr], rtol=1e-10, atol=atol)
+
+
+# ------------------------------------------------------------------ centring
+psd_banks = st.tuples(st.integers(2, 10), st.integers(1, 4), st.integers(1, 5)).flatmap(
+    lambda s: arrays(np.float64, (s[2], s[0] + 3, s[1]), elements=st.floats(-3, 3, width=64))
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(Z=psd_banks)
+def test_centring_keeps_symmetry_and_psd_and_sums_rows_to_zero(Z):
+    """K_m = Z_m Z_m' (PSD, any rank): H K H is symmetric, PSD and its rows sum
+    to zero, kernel by kernel of a bank and for one kernel alone."""
+    from mkl.kernels.functions import center
+
+    n = Z.shape[1] - 3
+    K = np.einsum("mid,mjd->mij", Z[:, :n], Z[:, :n])
+    Kc = center(K)
+    scale = max(1.0, np.abs(K).max())
+    assert Kc.shape == K.shape and not np.shares_memory(Kc, K)
+    for m in range(len(K)):
+        assert np.array_equal(Kc[m], Kc[m].T) or np.allclose(Kc[m], Kc[m].T, atol=1e-13 * scale)
+        assert np.linalg.eigvalsh(Kc[m]).min() >= -1e-10 * n * scale
+        assert np.abs(Kc[m].sum(axis=1)).max() <= 1e-10 * n * scale
+        np.testing.assert_allclose(center(K[m]), Kc[m], rtol=0, atol=1e-13 * scale)
+
+
+@settings(max_examples=60, deadline=None)
+@given(Z=psd_banks)
+def test_centred_blocks_are_the_inner_products_of_features_less_the_training_mean(Z):
+    """With explicit features Z (K = Z Z'), the centred training and test
+    blocks are the inner products of Z - mean(Z_train): the test rows move by
+    the training points' mean, not their own."""
+    from mkl.kernels.functions import center
+
+    n = Z.shape[1] - 3
+    train, test = Z[:, :n], Z[:, n:]
+    mean = train.mean(axis=1, keepdims=True)
+    Kc, Tc = center(np.einsum("mid,mjd->mij", train, train), np.einsum("mid,mjd->mij", test, train))
+    scale = max(1.0, float(np.abs(Z).max()) ** 2 * Z.shape[2])
+    want_train = np.einsum("mid,mjd->mij", train - mean, train - mean)
+    want_test = np.einsum("mid,mjd->mij", test - mean, train - mean)
+    np.testing.assert_allclose(Kc, want_train, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(Tc, want_test, rtol=0, atol=1e-12 * scale)
+
+
+def test_centring_refuses_bad_blocks_by_name():
+    from mkl.kernels import center
+
+    K = np.eye(4)
+    with pytest.raises(ValueError, match=r"one kernel \(n, n\) or a bank \(M, n, n\)"):
+        center(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="K_train contains NaN"):
+        center(np.where(K > 0, np.nan, 0.0))
+    with pytest.raises(ValueError, match=r"K_test must have shape \(n_test, 4\)"):
+        center(K, np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"K_test must have shape \(2, n_test, 4\)"):
+        center(np.stack([K, K]), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="K_test contains NaN"):
+        center(K, np.full((2, 4), np.inf))
+
+
+def test_a_centred_test_block_needs_the_training_means(rng):
+    X = rng.normal(size=(30, 3))
+    specs = [KernelSpec("gaussian", 1.0, normalise="center"), KernelSpec("linear")]
+    _, K_test, factors = compute_bank(specs, X[:20], X[20:])
+    means = np.full((2, 20), np.nan)
+    compute_bank(specs, X[:20], column_means=means)
+    assert np.isnan(means[1]).all()  # only the centred kernel's row is written
+    alone = compute_test_block(specs, X[:20], X[20:], factors, column_means=means)
+    np.testing.assert_array_equal(alone, K_test)
+    with pytest.raises(ValueError, match="needs the training block's column means"):
+        compute_test_block(specs, X[:20], X[20:], factors)
 
 
 def test_kernel_values_follow_the_documented_conventions():

@@ -143,7 +143,7 @@ def test_clone_pickle_and_the_algorithms_that_carry_over():
     again = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(again.predict(K), fitted.predict(K))
     carry = algorithms_for_task("regression")
-    assert set(REGRESSION) | {"uniform", "linear", "single_best"} == set(carry)
+    assert set(REGRESSION) | {"uniform", "linear", "single_best", "fixed"} == set(carry)
     assert set(algorithms_for_task("novelty")) == set(carry) - {"single_best"}
 
 

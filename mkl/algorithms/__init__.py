@@ -9,8 +9,12 @@ Where each method lives (its registry name, its class and paper, its module):
 ==========================================  ===============================  =====================
 registry name                               class                            module
 ==========================================  ===============================  =====================
-uniform, single_best, linear                UniformMKL, SingleBestKernel,    baselines
-                                            SingleKernelSVM
+uniform, single_best, linear, fixed         UniformMKL, SingleBestKernel,    baselines
+                                            SingleKernelSVM, FixedWeightsMKL
+align, alignf, cka                          AlignMKL, AlignFMKL (Cortes      alignment
+                                            2012), CKA (MKLpy)
+fheuristic, pwmk                            FHeuristic (Qiu & Lane 2009),    alignment
+                                            PWMK (Tanabe 2008)
 simplemkl                                   SimpleMKL (Rakotomamonjy 2008)   l1 (the simplex)
 silp                                        SILP (Sonnenburg 2006)           l1
 level                                       LevelMKL (Xu 2009)               l1

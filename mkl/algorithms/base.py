@@ -87,6 +87,8 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
     # whether ``fit`` takes ``sample_weight``: per-sample C, C_i = C s_i, in every
     # SVM solve of the fit (:meth:`_box`)
     takes_sample_weight = False
+    # whether ``weights_`` may be negative (CKA: mkl/algorithms/alignment.py)
+    signed_weights = False
 
     # the shared parameters' constraints; each subclass adds its own
     _parameter_constraints: dict = {
@@ -270,14 +272,14 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             arr = np.asarray(values, dtype=dtype)
             return arr[0] if binary else arr
 
-        weights = np.array([threshold_weights(f.weights) for f in fits])
+        weights = np.array([threshold_weights(f.weights, self.signed_weights) for f in fits])
         self.weights_ = pick(weights)
         self.dual_coef_ = pick([f.dual_coef for f in fits])
         self.intercept_ = pick([f.intercept for f in fits], float)
         self.objective_ = pick([f.objective for f in fits], float)
         self.gap_ = pick([f.gap for f in fits], float)
         self.n_iter_ = pick([f.n_iter for f in fits], int)
-        self.n_selected_ = pick([(w > 0).sum() for w in weights], int)
+        self.n_selected_ = pick([(w != 0).sum() for w in weights], int)
         self.spectral_ratio_ = pick([f.spectral_ratio for f in fits], float)
         self.converged_ = bool(all(f.converged for f in fits))
         self.history_ = fits[0].history if binary else [f.history for f in fits]
@@ -374,10 +376,13 @@ def _test_coef(fit: BinaryFit) -> np.ndarray:
     return fit.dual_coef if fit.test_coef is None else fit.test_coef
 
 
-def threshold_weights(w: np.ndarray) -> np.ndarray:
-    """Weights below WEIGHT_THRESHOLD x max are reported as exactly zero."""
+def threshold_weights(w: np.ndarray, signed: bool = False) -> np.ndarray:
+    """Weights below WEIGHT_THRESHOLD x max are reported as exactly zero (and
+    any negative one, rounding of a nonnegative method). ``signed`` (a method
+    whose weights may be negative: CKA): in magnitude, the sign kept."""
     w = np.asarray(w, dtype=np.float64).copy()
-    top = w.max() if w.size else 0.0
+    size = np.abs(w) if signed else w
+    top = size.max() if w.size else 0.0
     if top > 0:
-        w[w < WEIGHT_THRESHOLD * top] = 0.0
+        w[size < WEIGHT_THRESHOLD * top] = 0.0
     return w

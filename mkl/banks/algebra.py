@@ -1,8 +1,10 @@
 """The algebra of a dense bank that every solver's hot loop runs on: the weighted
 combination sum_m theta_m K_m (:func:`combine`), the quadratic forms v'K_m v of
 every kernel (:func:`quadratic_forms`; :func:`psd_quadratic_forms` for methods
-whose math needs PSD kernels) and the spectral ratio (Lauriola et al. 2018).
-See docs/design.md, "Performance" and "Input checks".
+whose math needs PSD kernels), the spectral ratio (Lauriola et al. 2018) and
+the Frobenius products of centred kernels behind the kernel alignment
+(:func:`centred_products`, :func:`kernel_alignment`; Cortes, Mohri &
+Rostamizadeh 2012). See docs/design.md, "Performance" and "Input checks".
 """
 
 from __future__ import annotations
@@ -202,3 +204,79 @@ def indefinite_message(K_m: np.ndarray, name: str, form: float | None = None) ->
         "for them (eigen transforms: mkl.algorithms.eigen_transforms; IndSVM, ESKL, EMKL, "
         "REKL: mkl.algorithms.indefinite)"
     )
+
+
+# the centred rows of every kernel are formed this many bytes at a time
+CENTRED_BLOCK_BYTES = 64 * 2**20
+
+
+def centred_products(K: np.ndarray, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The Frobenius products of the centred kernels of a bank K (M, n, n), and
+    their products with yy' (Cortes, Mohri & Rostamizadeh, JMLR 2012, Section 2):
+
+        F_kl = <K_k^c, K_l^c>_F,    a_k = <K_k^c, yy'>_F = (Hy)' K_k (Hy),
+
+    with K^c = H K H, H = I - 11'/n (``y`` None: a is zeros). Returns (F (M, M),
+    a (M,)), in float64. Two passes over the bank: the row means, then the
+    centred rows of every kernel formed :data:`CENTRED_BLOCK_BYTES` at a time,
+    K_k^c[i, :] = K_k[i, :] - r_k,i - r_k + mean(r_k) (r_k the row means of a
+    symmetric K_k), whose Gram matrix accumulates F. No centred copy of the
+    bank is made, and no cancellation of uncentred products
+    (<K_k, K_l> - 2/n r_k'r_l + ...) loses the centred part of a nearly
+    constant kernel."""
+    M, n, _ = K.shape
+    r = K.mean(axis=2, dtype=np.float64)  # (M, n); the column means too (symmetric)
+    g = r.mean(axis=1)
+    yc = None if y is None else np.asarray(y, dtype=np.float64)
+    F = np.zeros((M, M))
+    a = np.zeros(M)
+    rows = max(1, CENTRED_BLOCK_BYTES // (8 * M * n))
+    for i in range(0, n, rows):
+        j = min(i + rows, n)
+        block = K[:, i:j, :].astype(np.float64)  # (M, rows, n), a copy
+        block -= r[:, i:j, None]
+        block -= r[:, None, :]
+        block += g[:, None, None]
+        flat = block.reshape(M, -1)
+        F += flat @ flat.T
+        if yc is not None:  # y'K^c y = (Hy)'K(Hy), row block by row block
+            a += (block @ yc) @ yc[i:j]
+    F = 0.5 * (F + F.T)  # summed in one order per entry: symmetric up to rounding
+    return F, a
+
+
+def kernel_alignment(K1, K2, centered: bool = True) -> float:
+    """The alignment of two kernel matrices on the same points,
+
+        A(K1, K2) = <K1, K2>_F / (||K1||_F ||K2||_F)
+
+    (Cristianini, Shawe-Taylor, Elisseeff & Kandola 2001), on their centred
+    versions K^c = H K H when ``centered`` (the centred alignment rho of
+    Cortes, Mohri & Rostamizadeh, JMLR 2012, Definition in Section 2: the
+    alignment of the kernels of the features less their mean). In [-1, 1];
+    ``kernel_alignment(K, np.outer(y, y))`` is K's alignment with the ideal
+    kernel of labels y in {-1, +1}. A kernel whose (centred) norm is zero, a
+    constant one when centred, has no alignment: refused by name."""
+    blocks = []
+    for name, K in (("K1", K1), ("K2", K2)):
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise InputError(f"{name} must be a square kernel matrix (n, n), got shape {K.shape}")
+        if not np.isfinite(K).all():
+            raise InputError(f"{name} contains NaN or inf")
+        blocks.append(K)
+    if blocks[0].shape != blocks[1].shape:
+        raise InputError(
+            f"K1 and K2 must be kernels on the same points, got shapes "
+            f"{blocks[0].shape} and {blocks[1].shape}"
+        )
+    if centered:
+        F, _ = centred_products(np.stack(blocks))
+    else:
+        flat = np.stack(blocks).reshape(2, -1)
+        F = flat @ flat.T
+    for k, name in enumerate(("K1", "K2")):
+        if not F[k, k] > 0:
+            what = "constant (zero once centred)" if centered else "zero"
+            raise InputError(f"{name} is {what}: its alignment is undefined")
+    return float(np.clip(F[0, 1] / np.sqrt(F[0, 0] * F[1, 1]), -1.0, 1.0))

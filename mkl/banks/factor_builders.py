@@ -23,7 +23,10 @@ Normalisations act on the factors exactly as on the kernel Z Z' they represent
 (:func:`normalise_factors`; the same definitions as ``mkl.kernels``): unit trace
 and unit variance divide Z by the square root of the training block's divisor;
 the cosine normalisation (``unit_diagonal``) divides each row by its norm, the
-square root of its diagonal entry, for training and test rows alike.
+square root of its diagonal entry, for training and test rows alike; the
+centring (``center``) subtracts the training rows' mean factor row, training
+and test rows alike ((Z - 1 mu')(Z - 1 mu')' = H Z Z' H: the centred kernel).
+Sparse factors are not centred (the subtraction would make them dense).
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ def normalise_factors(Z, T, how: str):
         return Z, T, 1.0
     if how == "unit_diagonal":
         return _unit_rows(Z), normalise_test_factors(T, how, 1.0), 1.0
+    if how == "center":
+        mean = factor_mean(Z)
+        return Z - mean, normalise_test_factors(T, how, 1.0, mean), 1.0
     n = Z.shape[0]
     sq = float(Z.multiply(Z).sum()) if sp.issparse(Z) else float(np.einsum("ij,ij->", Z, Z))
     if how == "unit_trace":
@@ -70,15 +76,34 @@ def normalise_factors(Z, T, how: str):
     return Z / np.sqrt(f), normalise_test_factors(T, how, f), f
 
 
-def normalise_test_factors(T, how: str, divisor: float):
+def normalise_test_factors(T, how: str, divisor: float, mean=None):
     """Test factors T normalised as :func:`normalise_factors` normalised them
     beside their training factors, whose ``divisor`` it returned: the cosine
-    per row, the others by the training block's divisor."""
+    per row, the centring by the training factors' ``mean`` row
+    (:func:`factor_mean`), the others by the training block's divisor."""
     if T is None or how == "none":
         return T
     if how == "unit_diagonal":
         return _unit_rows(T)
+    if how == "center":
+        if sp.issparse(T):
+            raise InputError(_SPARSE_CENTRING)
+        return T - mean
     return T / np.sqrt(divisor)
+
+
+_SPARSE_CENTRING = (
+    "cannot center sparse factors: subtracting the mean row would make them dense; "
+    "give dense X (X.toarray()) or another normalisation"
+)
+
+
+def factor_mean(Z) -> np.ndarray:
+    """The mean row of training factors Z (dense only: :data:`_SPARSE_CENTRING`),
+    what centring subtracts from training and test factors alike."""
+    if sp.issparse(Z):
+        raise InputError(_SPARSE_CENTRING)
+    return Z.mean(axis=0)
 
 
 def _unit_rows(Z):
@@ -122,6 +147,7 @@ class FactorMaps:
         self.phases = phases  # rff: b (D,)
         self.projections: list = []  # Nystroem: P_m per kernel
         self.divisors: list[float] = []  # the training blocks' normalisation divisors
+        self.means: list = []  # centred kernels: the training factors' mean row (else None)
 
     def raw(self, m: int, X: np.ndarray) -> np.ndarray:
         """z_m(x) before normalisation, for the rows of X."""
@@ -138,7 +164,10 @@ class FactorMaps:
 
     def fit_kernel(self, m: int, X_train: np.ndarray) -> np.ndarray:
         """Kernel m's normalised training factor, its divisor kept."""
-        Z, _, divisor = normalise_factors(self.raw(m, X_train), None, self.specs[m].normalise)
+        raw = self.raw(m, X_train)
+        how = self.specs[m].normalise
+        self.means.append(factor_mean(raw) if how == "center" else None)
+        Z, _, divisor = normalise_factors(raw, None, how)
         self.divisors.append(divisor)
         return Z.astype(self.dtype)
 
@@ -153,9 +182,9 @@ class FactorMaps:
         if X.shape[1] != self.n_features:
             raise InputError(f"X_test has {X.shape[1]} features but X_train has {self.n_features}")
         return [
-            normalise_test_factors(self.raw(m, X), spec.normalise, self.divisors[m]).astype(
-                self.dtype
-            )
+            normalise_test_factors(
+                self.raw(m, X), spec.normalise, self.divisors[m], self.means[m]
+            ).astype(self.dtype)
             for m, spec in enumerate(self.specs)
         ]
 
@@ -458,6 +487,9 @@ def _normalise_columns(Z, T, how: str):
     if how == "unit_diagonal":  # cosine of a rank-one kernel: sign(x_i) sign(x_j)
         Zs, Ts = (None if A is None else _sign(A) for A in (Z, T))
         return Zs, Ts
+    if how == "center":  # each column its own mean: a rank-one kernel's centring
+        mean = factor_mean(Z)
+        return Z - mean, normalise_test_factors(T, how, 1.0, mean)
     sq = np.asarray(Z.multiply(Z).sum(axis=0) if sp.issparse(Z) else (Z * Z).sum(0)).ravel()
     if how == "unit_trace":
         f = sq

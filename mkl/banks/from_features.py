@@ -300,25 +300,33 @@ def compute_feature_bank(
 
 def training_bank(
     parts: Sequence[tuple], X, representation: Mapping, dtype, names
-) -> tuple[np.ndarray | FactorBank, np.ndarray | None, list[FactorMaps] | None]:
+) -> tuple[np.ndarray | FactorBank, np.ndarray | None, np.ndarray | None, list[FactorMaps] | None]:
     """The training bank of the parts of :func:`expand_views` on the rows of X,
-    the parts' kernels side by side, as (bank, divisors, maps): dense, the
-    (M, n, n) block, each part's written in place, and the normalisation
-    divisors (M,); factors, one FactorBank named ``names`` and each part's
+    the parts' kernels side by side, as (bank, divisors, column means, maps):
+    dense, the (M, n, n) block, each part's written in place, the
+    normalisation divisors (M,) and, when a kernel is centred, the training
+    block's column means (M, n) (the rows of centred kernels; None without
+    one); factors, one FactorBank named ``names``, None, None and each part's
     fitted maps (:func:`~mkl.banks.factor_builders.compute_factor_maps`, part
     i seeded by the representation's seed + i), which give test rows their
     factors."""
     if representation["kind"] == "dense":
         specs = [s for _, _, specs_v in parts for s in specs_v]
         K = np.empty((len(specs), X.shape[0], X.shape[0]), dtype=dtype)
+        centred = any(spec.normalise == "center" for spec in specs)
+        means = np.zeros((len(specs), X.shape[0])) if centred else None
         divisors, start = np.ones(len(specs)), 0
         for _, cols, specs_v in parts:  # each view's bank written in place
             stop = start + len(specs_v)
             _, _, divisors[start:stop] = compute_bank(
-                specs_v, X[:, cols], dtype=dtype, out=K[start:stop]
+                specs_v,
+                X[:, cols],
+                dtype=dtype,
+                out=K[start:stop],
+                column_means=None if means is None else means[start:stop],
             )
             start = stop
-        return K, divisors, None
+        return K, divisors, means, None
     from .factor_bank import FactorBank
     from .factor_builders import compute_factor_maps
 
@@ -340,7 +348,7 @@ def training_bank(
         factors_of = [b.factor(m) for b in banks for m in range(b.n_kernels)]
         bank = FactorBank(factors_of, names=list(names))
         del factors_of
-    return bank, None, maps
+    return bank, None, None, maps
 
 
 def dense_test_blocks(
@@ -350,12 +358,14 @@ def dense_test_blocks(
     X_test,
     divisors: np.ndarray,
     dtype,
+    column_means: np.ndarray | None = None,
 ) -> Iterator[np.ndarray]:
     """The dense test blocks (M, rows, n_train) of the rows of X_test against
     the training rows X_train, chunks of rows of at most
     :data:`TEST_BLOCK_CHUNK_BYTES` in turn; ``parts`` are (columns, number of
     kernels) of each part of the bank, whose kernels are ``specs`` in order,
-    normalised with the training block's ``divisors``."""
+    normalised with the training block's ``divisors`` and, for centred
+    kernels, its ``column_means`` (:func:`training_bank`)."""
     dtype = np.dtype(dtype)
     row_bytes = len(specs) * X_train.shape[0] * dtype.itemsize
     chunk = max(1, TEST_BLOCK_CHUNK_BYTES // row_bytes)
@@ -366,7 +376,12 @@ def dense_test_blocks(
         for cols, n_kernels in parts:
             stop = start + n_kernels
             block[start:stop] = compute_test_block(
-                specs[start:stop], X_train[:, cols], rows[:, cols], divisors[start:stop], dtype
+                specs[start:stop],
+                X_train[:, cols],
+                rows[:, cols],
+                divisors[start:stop],
+                dtype,
+                None if column_means is None else column_means[start:stop],
             )
             start = stop
         yield block

@@ -45,6 +45,7 @@ from ..banks.from_features import (
     view_parts,
 )
 from ..exceptions import DegenerateKernelWarning, InputError
+from ..kernels.dense import compute_cross_block
 from ..kernels.specs import bank_dtype, column_ranges
 
 # features whose squares summed over a row reach this are refused: a Gaussian
@@ -187,7 +188,7 @@ class _FeatureBankEstimator(BaseEstimator):
             spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
         )
         dtype = bank_dtype(spec)
-        bank, divisors, maps = training_bank(parts, X, rep, dtype, names)
+        bank, divisors, means, maps = training_bank(parts, X, rep, dtype, names)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
         if rep["kind"] == "dense":
             found = degenerate_kernels(bank[:, :rows, :rows])
@@ -197,6 +198,7 @@ class _FeatureBankEstimator(BaseEstimator):
         estimator.fit(bank, y, **weighted)
         del bank
         self.normalisation_factors_ = divisors
+        self.centring_means_ = means
         self.factor_maps_ = maps
         self.estimator_ = estimator
         self.representation_ = rep
@@ -239,9 +241,79 @@ class _FeatureBankEstimator(BaseEstimator):
             X,
             self.normalisation_factors_,
             self._bank_dtype,
+            self.centring_means_,
         )
         scores = [self.estimator_.decision_function(block) for block in blocks]
         return np.concatenate(scores, axis=0)
+
+    # ------------------------------------------------------------ the learned kernel
+    def combined_kernel(self, X, Y=None):
+        """The learned kernel sum_m theta_m k_m between the rows of X and the
+        training rows (``Y`` None), or the rows of ``Y``: each base kernel
+        normalised as in the fit (its training divisors, the rows' own
+        self-similarities for the cosine, the training mean for ``center``:
+        :func:`mkl.kernels.dense.compute_cross_block`), weighted by
+        ``weights_``. Shape (n_X, n_train or n_Y), or (n_classes, ...) with a
+        weight vector per class (one-vs-rest). For reuse in another
+        kernel method: ``SVC(kernel="precomputed").fit(clf.combined_kernel(X),
+        y)``; with ``Y`` = X the learned Gram matrix of new rows. Factors
+        (``representation_`` not dense): Y is required (the training rows are
+        not kept), T_X diag(theta) T_Y' from the fitted maps."""
+        check_is_fitted(self)
+        X = self._dense_rows(X)
+        weights = np.atleast_2d(self.weights_)
+        if Y is not None:
+            Y = self._dense_rows(Y)
+        if self.representation_["kind"] != "dense":
+            if Y is None:
+                raise InputError(
+                    "combined_kernel(X) against the training rows needs a dense bank: a "
+                    "factor bank keeps its maps, not the training rows; pass Y (e.g. the "
+                    "training rows) for combined_kernel(X, Y)"
+                )
+            TX = factor_test_bank(self._parts, self.factor_maps_, X)
+            TY = factor_test_bank(self._parts, self.factor_maps_, Y)
+            out = np.stack(
+                [_weighted_gram(TX.test, TY.test, TX.column_weights(w)) for w in weights]
+            )
+        elif Y is None:
+            blocks = dense_test_blocks(
+                self.kernel_specs_,
+                self._parts,
+                self.X_fit_,
+                X,
+                self.normalisation_factors_,
+                self._bank_dtype,
+                self.centring_means_,
+            )
+            out = np.concatenate(
+                [np.tensordot(weights, b.astype(np.float64), axes=1) for b in blocks], axis=1
+            )
+        else:
+            out = np.zeros((len(weights), X.shape[0], Y.shape[0]))
+            start = 0
+            for cols, n_kernels in self._parts:
+                stop = start + n_kernels
+                means = self.centring_means_
+                block = compute_cross_block(
+                    self.kernel_specs_[start:stop],
+                    self.X_fit_[:, cols],
+                    X[:, cols],
+                    Y[:, cols],
+                    self.normalisation_factors_[start:stop],
+                    None if means is None else means[start:stop],
+                )
+                out += np.tensordot(weights[:, start:stop], block, axes=1)
+                start = stop
+        return out[0] if np.ndim(self.weights_) == 1 else out
+
+    def _dense_rows(self, X):
+        """Rows validated as at predict (sparse X made dense where the bank was
+        fitted on dense X)."""
+        X = self._validated_X(X, reset=False)
+        if sp.issparse(X) and self.representation_["kind"] != "exact":
+            X = X.toarray()
+        return X
 
     # ------------------------------------------------------------ sparse X
     def _validated_X(self, X, y="no_validation", **kwargs):
@@ -273,6 +345,15 @@ class _FeatureBankEstimator(BaseEstimator):
         return tags
 
 
+def _weighted_gram(A, B, column_weights: np.ndarray) -> np.ndarray:
+    """A diag(column_weights) B' as a dense array (A, B dense or sparse factors)."""
+    if sp.issparse(A):
+        product = A.multiply(column_weights[None, :]).tocsr() @ B.T
+    else:
+        product = (A * column_weights) @ B.T
+    return product.toarray() if sp.issparse(product) else np.asarray(product)
+
+
 class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     """Multiple kernel learning on raw features: computes the kernel bank of
     ``kernels`` on the training rows and fits the bank-level estimator
@@ -293,7 +374,10 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
         (lp-norm MKL, Kloft et al. 2009), ``gmkl`` (elastic net, Yang et al.
-        2011), ``smkl`` (Xu et al. 2010), ``easymkl``, ``memo``, ``uniform``...
+        2011), ``smkl`` (Xu et al. 2010), ``easymkl``, ``memo``, ``uniform``,
+        the alignment family (``align``, ``alignf``, ``cka``, ``fheuristic``,
+        ``pwmk``), ``fixed`` (the weights given in ``algorithm_params``:
+        ``{"weights": other.weights_}``)...
     C : float or None
         The SVM's regularisation (None: hard margin, where the algorithm allows it).
     p, v, lam, theta : float or None
@@ -350,6 +434,13 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         The fitted estimator's (:data:`FIT_SUMMARY`): its objective, its
         relative duality or bound gap, iterations, kernels of nonzero weight,
         whether it met its tolerance, and tr K / ||K||_F of the learned kernel.
+    normalisation_factors_ : ndarray (M,) or None
+        Dense banks: each kernel's normalisation divisor fitted on the
+        training rows (1 for the cosine and the centring).
+    centring_means_ : ndarray (M, n_train) or None
+        Dense banks with a ``center`` kernel: its training block's column
+        means before centring (what a test block is centred with); None
+        without one.
     views_ : dict
         With ``views``: each view's column indices, by name.
     view_weights_ : dict

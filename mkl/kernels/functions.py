@@ -12,6 +12,11 @@ Conventions
 * Identity: 1 where a training point meets itself, 0 elsewhere (so its test block
   against the training points is zero).
 
+Centring (``center``, :func:`center`) moves the feature map to the training
+points' mean, phi(x) - 1/n sum_j phi(x_j) (Schoelkopf, Smola & Mueller 1998,
+Appendix A; Cortes, Mohri & Rostamizadeh 2012, Section 2): the centred alignment of
+the alignment methods (:mod:`mkl.algorithms.alignment`) is taken on such kernels.
+
 A bank is a list of :class:`KernelSpec`; its training block has shape
 (M, n_train, n_train) and its test block (M, n_test, n_train).
 """
@@ -79,14 +84,76 @@ def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
     raise InputError(f"unknown kernel family {fam!r}")
 
 
+def center(K_train, K_test=None):
+    """Kernels centred in feature space on the training points: with
+    H = I - 11'/n and m = K_train 1/n (the training block's column means),
+
+        K_train^c = H K_train H
+        K_test^c  = K_test - K_test 11'/n - 1 m' + (1'm/n) 11',
+
+    i.e. k^c(x, z) = <phi(x) - mu, phi(z) - mu> with mu the training points'
+    mean in feature space (Schoelkopf, Smola & Mueller 1998, Appendix A;
+    Cortes, Mohri & Rostamizadeh, JMLR 2012, Section 2): the test block is
+    centred with the training means, never its own.
+
+    ``K_train``: one kernel (n, n) or a bank (M, n, n); ``K_test``: its test
+    block, (n_test, n) or (M, n_test, n). Returns the centred training block
+    (a new array), or (training, test) when ``K_test`` is given. A training
+    block's centred rows and columns sum to zero; it stays symmetric and PSD.
+    """
+    K = np.array(K_train, dtype=np.float64)  # a copy: centred in place below
+    if K.ndim not in (2, 3) or K.shape[-1] != K.shape[-2]:
+        raise InputError(
+            f"K_train must be one kernel (n, n) or a bank (M, n, n), got shape {K.shape}"
+        )
+    if not np.isfinite(K).all():
+        raise InputError("K_train contains NaN or inf")
+    bank = K.reshape((-1, *K.shape[-2:]))
+    means = np.stack([center_train(block) for block in bank])
+    if K_test is None:
+        return K
+    T = np.array(K_test, dtype=np.float64)
+    if T.ndim != K.ndim or T.shape[:-2] != K.shape[:-2] or T.shape[-1] != K.shape[-1]:
+        lead = "" if K.ndim == 2 else f"{K.shape[0]}, "
+        raise InputError(
+            f"K_test must have shape ({lead}n_test, {K.shape[-1]}) to match K_train, got {T.shape}"
+        )
+    if not np.isfinite(T).all():
+        raise InputError("K_test contains NaN or inf")
+    for block, m in zip(T.reshape((-1, *T.shape[-2:])), means, strict=True):
+        center_test(block, m)
+    return K, T
+
+
+def center_train(K: np.ndarray) -> np.ndarray:
+    """Centre a training block in place (H K H) and return its column means m
+    before centring, what :func:`center_test` centres its test block with."""
+    m = K.mean(axis=0, dtype=np.float64)
+    grand = float(m.mean())
+    K -= m[None, :]
+    K -= m[:, None]  # K is symmetric: its row means are m too
+    K += grand
+    return m
+
+
+def center_test(K_test: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Centre a test block (n_test, n) in place with its training block's
+    column means ``means`` (:func:`center_train`); returns it."""
+    K_test -= K_test.mean(axis=1, dtype=np.float64)[:, None]
+    K_test -= means[None, :]
+    K_test += float(means.mean())
+    return K_test
+
+
 def normalisation_factor(K_train: np.ndarray, how: str) -> float:
     """Scalar divisor fitted on a training block.
 
     unit_trace: tr(K) (so tr = 1); unit_variance: the implied feature-space
     variance 1/n tr(K) - 1/n^2 1'K1 (Zien & Ong 2007; Kloft et al. 2011);
-    unit_diagonal and none: 1 (the cosine normalisation is per entry).
+    unit_diagonal, center and none: 1 (the cosine normalisation is per entry,
+    the centring a subtraction).
     """
-    if how in ("none", "unit_diagonal"):
+    if how in ("none", "unit_diagonal", "center"):
         return 1.0
     n = K_train.shape[0]
     if how == "unit_trace":
@@ -125,22 +192,29 @@ def cosine_normalise(K: np.ndarray, diag_rows: np.ndarray, diag_cols: np.ndarray
 
 
 def normalise_train(how: str, K_train, d_train=None):
-    """Normalise a training block (in place where it divides): the cosine
-    normalisation by its self-similarities ``d_train``, or a scalar divisor
-    fitted on it. Returns (K_train, divisor)."""
+    """Normalise a training block (in place where it divides or centres): the
+    cosine normalisation by its self-similarities ``d_train``, the centring
+    (:func:`center_train`: the column means are the caller's to keep, taken
+    before), or a scalar divisor fitted on it. Returns (K_train, divisor)."""
     if how == "unit_diagonal":
         return cosine_normalise(K_train, d_train, d_train), 1.0
+    if how == "center":
+        center_train(K_train)
+        return K_train, 1.0
     factor = normalisation_factor(K_train, how)
     K_train /= factor
     return K_train, factor
 
 
-def normalise_test(how: str, K_test, factor: float, diagonals=None):
+def normalise_test(how: str, K_test, factor: float, diagonals=None, means=None):
     """Normalise a test block as its training block was: by ``diagonals`` =
-    (training, test) self-similarities for the cosine, else by ``factor``."""
+    (training, test) self-similarities for the cosine, with the training
+    block's column ``means`` for the centring, else by ``factor``."""
     if how == "unit_diagonal":
         d_tr, d_te = diagonals
         return cosine_normalise(K_test, d_te, d_tr)
+    if how == "center":
+        return center_test(K_test, means)
     K_test /= factor
     return K_test
 
@@ -148,11 +222,13 @@ def normalise_test(how: str, K_test, factor: float, diagonals=None):
 def normalise_blocks(how: str, K_train, K_test, diagonals=None):
     """Normalise a training block and its test block with statistics of the
     training block (``diagonals`` = (training, test) self-similarities, used by
-    the cosine normalisation). Returns (K_train, K_test, divisor)."""
+    the cosine normalisation; the column means, by the centring). Returns
+    (K_train, K_test, divisor)."""
     d_tr = None if diagonals is None else diagonals[0]
+    means = K_train.mean(axis=0, dtype=np.float64) if how == "center" else None
     K_train, factor = normalise_train(how, K_train, d_tr)
     if K_test is not None:
-        K_test = normalise_test(how, K_test, factor, diagonals)
+        K_test = normalise_test(how, K_test, factor, diagonals, means)
     return K_train, K_test, factor
 
 

@@ -22,7 +22,7 @@ FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "ident
 SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
 
 
-NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance")
+NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance", "center")
 
 
 ALL_FEATURES = -1

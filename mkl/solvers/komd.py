@@ -48,7 +48,9 @@ class Margin:
 MAX_ITER_PER_POINT = 20
 
 
-def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
+def komd_margin(
+    K: np.ndarray, y: np.ndarray, tol: float = 1e-7, max_iter_per_point: int = MAX_ITER_PER_POINT
+) -> Margin:
     """rho(K) = min_{gamma in Gamma} gamma' Y K Y gamma for a PSD kernel ``K`` (n, n)
     and labels ``y`` in {-1, +1} (KOMD; MEMO eq. 3).
 
@@ -61,7 +63,9 @@ def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
     (an upper bound on rho), so that ``tol`` acts relative to the margin.
     When the hulls are apart, libsvm's classifier is the hard-margin SVM on K:
     alpha = 2 gamma / rho, objective 2 / rho. ``converged`` is False when
-    libsvm stopped at its iteration cap (hulls touching: rho is about 0).
+    libsvm stopped at its iteration cap, ``max_iter_per_point`` x n (hulls
+    touching: rho is about 0; the margin metric, which wants rho itself,
+    raises the cap: :func:`mkl.solvers.geometry.margin`).
     Where libsvm fails (its margin variable rounds to zero and its coefficients
     come out infinite) the QP is solved by :func:`komd_margin_factored` on
     ``K @ v`` instead, whose result has no classifier (``svm`` None).
@@ -75,7 +79,7 @@ def komd_margin(K: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> Margin:
         scale = float(np.mean(np.diag(K))) or 1.0
     # the dual has no linear term, so its gradient scales with K: stopping at
     # tol * scale on K is stopping at tol on K / scale, without the copy
-    svc = NuSVC(nu=2.0 / n, kernel="precomputed", tol=tol * scale, max_iter=MAX_ITER_PER_POINT * n)
+    svc = NuSVC(nu=2.0 / n, kernel="precomputed", tol=tol * scale, max_iter=max_iter_per_point * n)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         try:
