@@ -381,11 +381,15 @@ def test_commands_that_only_name_targets_join_one_dry_run():
 
 
 def test_readme_paths_exist():
-    """Every repository path the README names in backticks exists."""
-    spans = re.findall(r"`([^`\s]+)`", README)
+    """Every repository path the README, and the documents it sends readers to
+    (config/README.md, docs/results.md), name in backticks or links exists."""
+    linked = ["config/README.md", "docs/results.md", "docs/design.md", "docs/protocols.md"]
+    assert all(f"]({doc})" in README for doc in linked)
+    text = README + "".join((REPO / doc).read_text() for doc in linked[:2])
+    spans = re.findall(r"`([^`\s]+)`", text)
     roots = ("mkl/", "tests/", "docs/", "workflow/", "config/", "profiles/", "benchmarks/")
     named = {s.rstrip(".,:;") for s in spans if s.startswith(roots) and "{" not in s}
-    named |= {"resources/datasets/README.md", "docs/design.md", "docs/protocols.md"}
+    named |= {"resources/datasets/README.md", *linked}
     missing = sorted(p for p in named if not (REPO / p).exists())
     assert not missing, f"README names paths that do not exist: {missing}"
 
