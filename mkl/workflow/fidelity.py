@@ -19,8 +19,8 @@ the cell); only ``ok`` cells count. Every compared cell carries the
 ``config_sha256`` of the experiment file its tables were aggregated under and
 the ``code_version`` of its fits (:mod:`mkl.workflow.provenance`).
 
-The record the README reports (``docs/fidelity.csv``, and the README's results
-rendered from it) is kept by :mod:`mkl.workflow.record`, a maintainer's tool
+The record of the runs (``docs/fidelity.csv``, and the tables of
+``docs/results.md`` rendered from it) is kept by :mod:`mkl.workflow.record`, a maintainer's tool
 outside this stage.
 """
 

@@ -1,7 +1,7 @@
-"""The record of the runs the README reports: ``docs/fidelity.csv``, the
+"""The record of the runs the project reports: ``docs/fidelity.csv``, the
 fidelity table (:mod:`mkl.workflow.fidelity`) of the runs on record, and the
-README's results block generated from it (between README_BEGIN and
-README_END). A maintainer's tool, run in the repository as
+results block of ``docs/results.md`` generated from it (between
+RESULTS_BEGIN and RESULTS_END). A maintainer's tool, run in the repository as
 ``python -m mkl.workflow.record``; no stage runs it, so editing it reruns
 nothing (the fidelity stage's source hash does not cover it).
 
@@ -37,8 +37,9 @@ from .fidelity import (
 from .provenance import experiment_file, file_sha256
 from .tables import fmt_pm, write_csv
 
-README_BEGIN = "<!-- fidelity: generated from docs/fidelity.csv; do not edit by hand -->"
-README_END = "<!-- /fidelity -->"
+RESULTS_DOC = "docs/results.md"
+RESULTS_BEGIN = "<!-- fidelity: generated from docs/fidelity.csv; do not edit by hand -->"
+RESULTS_END = "<!-- /fidelity -->"
 SHORT_STATUS = {NOT_RUN: "not run", NOT_AVAILABLE: "n/a", FAILED: "failed", NOT_MAPPED: ""}
 
 
@@ -57,8 +58,8 @@ def _cell_text(row) -> str:
     return f"{ours} ({paper}){mark}"
 
 
-def readme_results(cells: pd.DataFrame) -> str:
-    """The README's results, rendered from the fidelity cells: the summary per
+def results_block(cells: pd.DataFrame) -> str:
+    """docs/results.md's generated block, rendered from the fidelity cells: the summary per
     paper, then per paper table (and metric) a wide table, a row per dataset
     and a column per method in the paper's order, each cell "ours (paper)"
     with * beyond two of the paper's sd, [different target] or [not
@@ -73,7 +74,7 @@ def readme_results(cells: pd.DataFrame) -> str:
     shown["mean_abs_difference"] = shown["mean_abs_difference"].round(2)
     shown["rank_agreement_without_sd"] = shown["rank_agreement_without_sd"].round(2)
     out = [
-        README_BEGIN,
+        RESULTS_BEGIN,
         "",
         "Summary (`results/tables/fidelity.md`): cells compared, how many of those with "
         "a paper sd are within two of it, the mean |ours - paper|, and for cells without "
@@ -108,20 +109,21 @@ def readme_results(cells: pd.DataFrame) -> str:
             pd.DataFrame(rows, columns=["dataset", *methods]).fillna("").to_markdown(index=False),
             "",
         ]
-    out.append(README_END)
+    out.append(RESULTS_END)
     return "\n".join(out)
 
 
-def update_readme(readme_path, cells_csv) -> bool:
-    """Replace the README's generated results (between README_BEGIN and
-    README_END) with :func:`readme_results` of ``cells_csv``; True if it changed."""
-    text = open(readme_path, encoding="utf-8").read()
-    if README_BEGIN not in text or README_END not in text:
-        raise ValueError(f"{readme_path} has no block between {README_BEGIN} and {README_END}")
-    start, end = text.index(README_BEGIN), text.index(README_END) + len(README_END)
-    new = text[:start] + readme_results(read_cells(cells_csv)) + text[end:]
+def update_results(doc_path, cells_csv) -> bool:
+    """Replace the generated block of ``doc_path`` (docs/results.md: between
+    RESULTS_BEGIN and RESULTS_END) with :func:`results_block` of
+    ``cells_csv``; True if it changed."""
+    text = open(doc_path, encoding="utf-8").read()
+    if RESULTS_BEGIN not in text or RESULTS_END not in text:
+        raise ValueError(f"{doc_path} has no block between {RESULTS_BEGIN} and {RESULTS_END}")
+    start, end = text.index(RESULTS_BEGIN), text.index(RESULTS_END) + len(RESULTS_END)
+    new = text[:start] + results_block(read_cells(cells_csv)) + text[end:]
     if new != text:
-        write_text(readme_path, new)
+        write_text(doc_path, new)
     return new != text
 
 
@@ -258,11 +260,11 @@ def merge_record(
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m mkl.workflow.record [results/tables/fidelity.csv] [--papers P ...
     [--algorithms A ...] [--datasets D ...]]``, run in the repository: copy the
-    fidelity table of the runs to docs/fidelity.csv (the record the README
-    reports), or with ``--papers`` only those papers' rows (with
+    fidelity table of the runs to docs/fidelity.csv (the record
+    docs/results.md reports), or with ``--papers`` only those papers' rows (with
     ``--algorithms`` / ``--datasets``, only those algorithms' / datasets' rows
-    of them; the others stay as recorded), and regenerate the README's
-    results from it. A run made under another version of an experiment file
+    of them; the others stay as recorded), and regenerate docs/results.md's
+    tables from it. A run made under another version of an experiment file
     than the checkout's is refused. ``--stale``: no run read; the record's
     rows whose experiment file changed since their run are marked not run."""
     import argparse
@@ -309,8 +311,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             check_provenance(cells)
     # the rank rows derived again from the cells they rank (a merge mixes runs)
     write_csv(with_mean_ranks(cells), record)
-    changed = update_readme("README.md", record)
-    print("README.md " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
+    changed = update_results(RESULTS_DOC, record)
+    print(f"{RESULTS_DOC} " + ("updated" if changed else "unchanged") + " from docs/fidelity.csv")
 
 
 if __name__ == "__main__":

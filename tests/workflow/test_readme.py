@@ -8,7 +8,10 @@ its last error line."""
 
 from __future__ import annotations
 
+import ast
 import base64
+import io
+import json
 import os
 import re
 import resource
@@ -17,14 +20,17 @@ import shutil
 import subprocess
 import sys
 import time
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ..conftest import REPO, SHARED
 
 README = (REPO / "README.md").read_text()
+DESIGN = (REPO / "docs" / "design.md").read_text()
 QUICK_TABLES = ("results.md", "paper.md", "paper_tables.md")
 QUICK_FIGURE = "results.png"
 # the libraries the workflow extra adds: none may be importable beside the library alone
@@ -114,17 +120,105 @@ def snakemake_commands(text: str = README) -> list[str]:
     return commands
 
 
-def benchmark_commands(text: str = README) -> list[str]:
-    """Every ``python benchmarks/...`` command: lines of bash blocks and inline code spans."""
-    found = [
-        line
-        for block in code_blocks(text)
-        if block.lang == "bash"
-        for line in block.code.splitlines()
-        if line.startswith("python benchmarks/")
-    ]
-    found += re.findall(r"`(python benchmarks/[^`]*)`", re.sub(r"```.*?```", "", text, flags=re.S))
+def benchmark_commands(texts: tuple[str, ...] = (README, DESIGN)) -> list[str]:
+    """Every ``python benchmarks/...`` command of the README and docs/design.md
+    (where the measurements are): lines of bash blocks and inline code spans."""
+    found = []
+    for text in texts:
+        found += [
+            line
+            for block in code_blocks(text)
+            if block.lang == "bash"
+            for line in block.code.splitlines()
+            if line.startswith("python benchmarks/")
+        ]
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        found += re.findall(r"`(python benchmarks/[^`]*)`", prose)
     return list(dict.fromkeys(shlex.join(shlex.split(c, comments=True)) for c in found))
+
+
+# --- what the examples print ----------------------------------------------------------
+
+# a number as printed: digits, a decimal part, an exponent; not the digits of a name (float32)
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)")
+
+# runs one example, recording by line what each print call of the example writes (the
+# example's own print: a name in its globals, so that nothing else sees it)
+PRINT_RECORDER = """\
+import json, runpy, sys
+
+example, record = sys.argv[1], sys.argv[2]
+printed = []
+
+
+def recording_print(*args, sep=None, **kwargs):
+    line = sys._getframe(1).f_lineno
+    printed.append([line, (" " if sep is None else sep).join(map(str, args))])
+    print(*args, sep=sep, **kwargs)
+
+
+try:
+    runpy.run_path(example, init_globals={"print": recording_print}, run_name="__main__")
+finally:
+    with open(record, "w") as fh:
+        json.dump(printed, fh)
+"""
+
+
+def print_claims(code: str) -> dict[int, str]:
+    """What an example says its print calls write: by each call's line, the
+    comment on that line and the comment lines right below it. A print call
+    over several lines, and a number in any other comment (a claim nothing
+    would check), are refused."""
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    comments = {
+        t.start[0]: t.string.lstrip("#").strip() for t in tokens if t.type == tokenize.COMMENT
+    }
+    lines = code.splitlines()
+    claims, claiming = {}, set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            assert node.lineno == node.end_lineno, f"line {node.lineno}: a print over several lines"
+            line = node.lineno
+            said = [comments.get(line, "")]
+            while line < len(lines) and lines[line].lstrip().startswith("#"):
+                line += 1  # the next line, a comment alone: the output continued
+                said.append(comments[line])
+            claims[node.lineno] = " ".join(filter(None, said))
+            claiming.update(range(node.lineno, line + 1))
+    for line, comment in comments.items():
+        assert line in claiming or not NUMBER.search(comment), (
+            f"line {line}: a number in a comment that shows no print's output: {comment!r}"
+        )
+    return claims
+
+
+def check_printed(code: str, printed: list[tuple[int, str]]) -> list[str]:
+    """Each print call of ``code`` against its comments (:func:`print_claims`):
+    the numbers it wrote, over all its calls in order, are those its comments
+    show, digit for digit; a print that never ran fails too."""
+    written: dict[int, list[str]] = {}
+    for line, text in printed:
+        written.setdefault(line, []).append(text)
+    failures = []
+    for line, said in print_claims(code).items():
+        if line not in written:
+            failures.append(f"line {line}: the print never ran")
+        elif NUMBER.findall(" ".join(written[line])) != NUMBER.findall(said):
+            shown = " / ".join(written[line])
+            failures.append(f"line {line} printed {shown!r}; its comment says {said!r}")
+    return failures
+
+
+def run_example(code: str, workdir: Path, name: str, run) -> list[tuple[int, str]]:
+    """Run an example as ``run(command)`` does in ``workdir`` (here, or in a
+    fresh environment), with :data:`PRINT_RECORDER`; what its prints wrote."""
+    script, record = workdir / f"{name}.py", workdir / f"{name}.printed.json"
+    recorder = workdir / "print_recorder.py"
+    script.write_text(code)
+    recorder.write_text(PRINT_RECORDER)
+    run(shlex.join(["python", str(recorder), str(script), str(record)]))
+    return [tuple(entry) for entry in json.loads(record.read_text())]
 
 
 # --- running commands in a fresh environment ------------------------------------------
@@ -287,11 +381,15 @@ def test_commands_that_only_name_targets_join_one_dry_run():
 
 
 def test_readme_paths_exist():
-    """Every repository path the README names in backticks exists."""
-    spans = re.findall(r"`([^`\s]+)`", README)
+    """Every repository path the README, and the documents it sends readers to
+    (config/README.md, docs/results.md), name in backticks or links exists."""
+    linked = ["config/README.md", "docs/results.md", "docs/design.md", "docs/protocols.md"]
+    assert all(f"]({doc})" in README for doc in linked)
+    text = README + "".join((REPO / doc).read_text() for doc in linked[:2])
+    spans = re.findall(r"`([^`\s]+)`", text)
     roots = ("mkl/", "tests/", "docs/", "workflow/", "config/", "profiles/", "benchmarks/")
     named = {s.rstrip(".,:;") for s in spans if s.startswith(roots) and "{" not in s}
-    named |= {"resources/datasets/README.md", "docs/design.md", "docs/protocols.md"}
+    named |= {"resources/datasets/README.md", *linked}
     missing = sorted(p for p in named if not (REPO / p).exists())
     assert not missing, f"README names paths that do not exist: {missing}"
 
@@ -328,19 +426,21 @@ def test_python_examples_run_here(tmp_path, request):
         blocks = [b for b in blocks if b.section != "The library"]
         if not blocks:
             pytest.skip(f"every python block is in the library section: {library_alone} runs them")
-    for i, block in enumerate(blocks):
-        script = tmp_path / f"block{i}.py"
-        script.write_text(block.code)
+
+    def run(command: str) -> None:  # with this interpreter, as the command's python
         proc = subprocess.run(
-            [sys.executable, str(script)],
+            [sys.executable, *shlex.split(command)[1:]],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             timeout=600,
         )
         if proc.returncode != 0:
-            pytest.fail(f"README python block {i} failed: {last_error_line(proc.stderr)}")
-        _check_library_example_output(proc.stdout)
+            pytest.fail(f"{command!r} failed: {last_error_line(proc.stderr)}")
+
+    for i, block in enumerate(blocks):
+        failures = check_printed(block.code, run_example(block.code, tmp_path, f"block{i}", run))
+        assert not failures, f"README python block {i}: " + "; ".join(failures)
 
 
 def test_yaml_bank_example_is_the_bank_it_describes():
@@ -348,12 +448,83 @@ def test_yaml_bank_example_is_the_bank_it_describes():
     yaml = pytest.importorskip("yaml")
     from mkl.kernels.specs import expand_bank_spec
 
-    blocks = [b for b in code_blocks() if b.lang == "yaml"]
-    assert blocks
-    spec = yaml.safe_load(blocks[0].code)["kernels"]
+    banks = [
+        yaml.safe_load(b.code)
+        for b in code_blocks()
+        if b.lang == "yaml" and b.section == "The workflow"
+    ]
+    spec = next(bank["kernels"] for bank in banks if set(bank) == {"kernels"})
     assert "13 (d + 1)" in README
     for d in (1, 8, 60):
         assert len(expand_bank_spec(spec, n_features=d)) == 13 * (d + 1)
+
+
+def test_printed_numbers_are_checked_digit_for_digit():
+    code = (
+        "x = 0.97649\n"
+        'print(f"accuracy {x:.3f}, float32")  # accuracy 0.976, float32\n'
+        "for k in (1, 2):\n"
+        "    print([k, -k])\n"
+        "# [1, -1]\n"
+        "#  [2, -2]: the commentary after it holds no number\n"
+        "y = x  # a comment without one\n"
+    )
+    printed = [(2, "accuracy 0.976, float32"), (4, "[1, -1]"), (4, "[2, -2]")]
+    assert check_printed(code, printed) == []
+    assert check_printed(code, [(2, "accuracy 0.977, float32"), *printed[1:]]) == [
+        "line 2 printed 'accuracy 0.977, float32'; its comment says 'accuracy 0.976, float32'"
+    ]
+    assert check_printed(code, printed[:2]) == [
+        "line 4 printed '[1, -1]'; its comment says '[1, -1] [2, -2]: the commentary after it "
+        "holds no number'"
+    ]
+    assert check_printed(code, printed[1:]) == ["line 2: the print never ran"]
+    assert check_printed("print(0.5)\n", [(1, "0.5")]) == [
+        "line 1 printed '0.5'; its comment says ''"
+    ]
+    with pytest.raises(AssertionError, match="a number in a comment that shows no print's output"):
+        print_claims("x = 1  # about 2 seconds\n")
+    with pytest.raises(AssertionError, match="a print over several lines"):
+        print_claims("print(\n    1\n)  # 1\n")
+
+
+def test_the_own_dataset_how_to_reads_its_file_and_loads_its_experiment(tmp_path):
+    """The "Add your own dataset" section as a user follows it: its file under a
+    mirror folder, its registry entry and experiment file beside the shipped
+    configuration (both validated, the experiment checked against the
+    registry), the file fetched from the mirror and parsed with the entry's
+    options, every class found and the missing value imputed."""
+    yaml = pytest.importorskip("yaml")
+    from mkl.workflow.config import load_experiment, load_registry
+    from mkl.workflow.dataset import build_dataset
+    from mkl.workflow.fetch import fetch
+
+    blocks = [b for b in code_blocks() if b.section == "Add your own dataset"]
+    (table,) = [b.code for b in blocks if b.lang == "csv"]
+    entry_block, experiment_block = [b.code for b in blocks if b.lang == "yaml"]
+    ((name, entry),) = yaml.safe_load(entry_block).items()
+    experiment = yaml.safe_load(experiment_block)
+    assert f"`snakemake --cores 2 <name>` (here `{experiment['name']}`)" in README
+
+    registry_file = tmp_path / "datasets.yaml"
+    registry_file.write_text((REPO / "config" / "datasets.yaml").read_text() + "\n" + entry_block)
+    registry = load_registry(registry_file, REPO / "workflow" / "schemas")
+    experiment_file = tmp_path / f"{experiment['name']}.yaml"
+    experiment_file.write_text(experiment_block)
+    loaded = load_experiment(experiment_file, registry, REPO / "workflow" / "schemas")
+    assert loaded["datasets"] == [name]
+
+    (source,) = entry["sources"]
+    mirror = tmp_path / "mirror"
+    (mirror / source["mirror"]).parent.mkdir(parents=True)
+    (mirror / source["mirror"]).write_text(table)
+    fetch(name, registry[name], tmp_path / "raw", mirrors=[mirror])
+    data = build_dataset(name, registry[name], tmp_path / "raw")
+    header, *rows = [line.split(",") for line in table.splitlines()]
+    label = header.index(source["options"]["label_column"])
+    assert data.X.shape == (len(rows), len(header) - 1)
+    assert np.isfinite(data.X).all()  # the missing value imputed
+    assert sorted(data.classes) == sorted({row[label] for row in rows})
 
 
 def test_a_failing_command_names_itself_and_its_last_error_line(tmp_path):
@@ -367,12 +538,6 @@ def test_a_failing_command_names_itself_and_its_last_error_line(tmp_path):
     )
     pip_output = "Looking in indexes: ...\nERROR: No matching distribution found for nosuchpkg\n"
     assert last_error_line(pip_output) == "ERROR: No matching distribution found for nosuchpkg"
-
-
-def _check_library_example_output(stdout: str):
-    match = re.search(r"test accuracy ([0-9.]+)", stdout)
-    if match:  # the library example prints its test accuracy
-        assert float(match.group(1)) > 0.9, stdout
 
 
 # --- the README in a fresh environment (slow) ------------------------------------------
@@ -424,10 +589,11 @@ def _check_library_alone(env: Env, workdir: Path):
     step = env.must(f"python -c {shlex.quote(probe)}", cwd=workdir)
     assert "snakemake" not in step.output, f"an extra installed the workflow: {step.output}"
     for i, code in enumerate(library_examples()):
-        script = workdir / f"library_example_{i}.py"
-        script.write_text(code)
-        step = env.must(f"python {script}", cwd=workdir)
-        _check_library_example_output(step.output)
+        printed = run_example(
+            code, workdir, f"library_example_{i}", lambda cmd: env.must(cmd, cwd=workdir)
+        )
+        failures = check_printed(code, printed)
+        assert not failures, f"the library section's example {i}: " + "; ".join(failures)
 
 
 def _check_quick_results(env: Env):

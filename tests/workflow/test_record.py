@@ -12,7 +12,7 @@ from mkl.workflow.fidelity import NOT_RUN, OK, RANK_METRIC, fidelity_summary
 from mkl.workflow.provenance import code_version, experiment_file, file_sha256
 from mkl.workflow.record import check_provenance, mark_stale, merge_record, read_cells
 
-from .test_readme_results import EXPERIMENTS, RECORD, as_run_today
+from .test_results_doc import EXPERIMENTS, RECORD, as_run_today
 
 
 def test_every_counted_row_was_run_from_its_experiment_file_as_it_stands():

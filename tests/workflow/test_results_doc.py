@@ -1,5 +1,5 @@
-"""The README's results section is generated from the fidelity record of the
-runs (docs/fidelity.csv): it must be exactly what that record renders to, and
+"""docs/results.md's tables are generated from the fidelity record of the
+runs (docs/fidelity.csv): they must be exactly what that record renders to, and
 the record must cover every cell of resources/paper_results.csv in the columns
 the fidelity stage writes."""
 
@@ -14,12 +14,13 @@ from mkl.workflow.fidelity import COLUMNS, NOT_RUN, OK, RANK_METRIC, with_mean_r
 from mkl.workflow.provenance import experiment_file, file_sha256
 from mkl.workflow.record import (
     KEY,
-    README_BEGIN,
-    README_END,
+    RESULTS_BEGIN,
+    RESULTS_DOC,
+    RESULTS_END,
     merge_record,
     read_cells,
-    readme_results,
-    update_readme,
+    results_block,
+    update_results,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,11 +48,11 @@ def as_run_today(record: pd.DataFrame) -> pd.DataFrame:
     return with_mean_ranks(run)
 
 
-def test_readme_results_are_rendered_from_the_record():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start, end = readme.index(README_BEGIN), readme.index(README_END) + len(README_END)
-    assert readme[start:end] == readme_results(read_cells(RECORD)), (
-        "README.md's results differ from docs/fidelity.csv: run python -m mkl.workflow.record"
+def test_results_doc_is_rendered_from_the_record():
+    doc = (ROOT / RESULTS_DOC).read_text(encoding="utf-8")
+    start, end = doc.index(RESULTS_BEGIN), doc.index(RESULTS_END) + len(RESULTS_END)
+    assert doc[start:end] == results_block(read_cells(RECORD)), (
+        f"{RESULTS_DOC}'s tables differ from docs/fidelity.csv: run python -m mkl.workflow.record"
     )
 
 
@@ -67,17 +68,17 @@ def test_the_record_covers_every_paper_cell():
 
 def test_update_rewrites_only_the_generated_block(tmp_path):
     cells = read_cells(RECORD)
-    readme = tmp_path / "README.md"
-    readme.write_text(f"before\n{README_BEGIN}\nstale\n{README_END}\nafter\n", encoding="utf-8")
+    doc = tmp_path / "results.md"
+    doc.write_text(f"before\n{RESULTS_BEGIN}\nstale\n{RESULTS_END}\nafter\n", encoding="utf-8")
     csv = tmp_path / "fidelity.csv"
     cells.to_csv(csv, index=False)
-    assert update_readme(readme, csv)
-    text = readme.read_text(encoding="utf-8")
+    assert update_results(doc, csv)
+    text = doc.read_text(encoding="utf-8")
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
-    assert not update_readme(readme, csv)  # idempotent
-    readme.write_text("no markers\n", encoding="utf-8")
+    assert not update_results(doc, csv)  # idempotent
+    doc.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(ValueError, match="has no block between"):
-        update_readme(readme, csv)
+        update_results(doc, csv)
 
 
 def test_a_rerun_of_some_papers_replaces_their_rows_only(tmp_path):
