@@ -45,7 +45,7 @@ from ..banks.from_features import (
     view_parts,
 )
 from ..exceptions import DegenerateKernelWarning, InputError
-from ..kernels.specs import bank_dtype, column_ranges
+from ..kernels.specs import bank_dtype, c_unit, column_ranges
 
 # features whose squares summed over a row reach this are refused: a Gaussian
 # kernel's squared distances would overflow float64 (X * 1e200 once surfaced
@@ -183,6 +183,8 @@ class _FeatureBankEstimator(BaseEstimator):
         parts, specs, names = expand_views(
             view_parts(self.views, spec, X.shape[1], feature_names), X, feature_names
         )
+        self.C_ = self._fitted_C(specs, X.shape[0])
+        estimator.set_params(C=self.C_)
         rep = self._resolve_representation(
             spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
         )
@@ -220,6 +222,19 @@ class _FeatureBankEstimator(BaseEstimator):
         self.X_fit_ = X if rep["kind"] == "dense" else None
         self._bank_dtype = dtype
         return self
+
+    def _fitted_C(self, specs, n: int):
+        """The C of the fit: ``C`` as given, or for ``"auto"`` the unit of C on
+        these kernels (:func:`mkl.kernels.specs.c_unit`: n for a bank of
+        unit-trace kernels, else 1), the C = 1 of an SVC on one unit-diagonal
+        kernel."""
+        if isinstance(self.C, str):
+            if self.C != "auto":
+                raise InputError(
+                    f"C must be a number > 0, None (hard margin) or 'auto', got {self.C!r}"
+                )
+            return c_unit(specs, n)
+        return self.C
 
     # ------------------------------------------------------------ predict
     def _scores(self, X):
@@ -294,8 +309,13 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
         (lp-norm MKL, Kloft et al. 2009), ``gmkl`` (elastic net, Yang et al.
         2011), ``smkl`` (Xu et al. 2010), ``easymkl``, ``memo``, ``uniform``...
-    C : float or None
-        The SVM's regularisation (None: hard margin, where the algorithm allows it).
+    C : float, None or "auto"
+        The SVM's regularisation (None: hard margin, where the algorithm
+        allows it). ``"auto"`` (the default): 1 in the unit of the bank's
+        normalisation (:func:`mkl.kernels.specs.c_unit`), i.e. C = 1 on
+        unit-diagonal kernels (the default ``kernels``) and C = n_samples on
+        unit-trace kernels, whose entries are n times smaller; the value used
+        is ``C_``.
     p, v, lam, theta : float or None
         The lp-norm's p (``lp_*``), the elastic net's v (``gmkl``), EasyMKL's
         lambda, MEMO's theta. None: the algorithm's default; setting one the
@@ -368,6 +388,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         With factors: the fitted maps (Nystroem landmarks and projections,
         random Fourier draws, normalisation divisors) that give test rows
         their factors at ``predict`` (:class:`mkl.banks.factor_builders.FactorMaps`).
+    C_ : float or None
+        The C of the fit (``C``, or what ``"auto"`` resolved to).
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
     """
@@ -376,7 +398,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self,
         kernels=None,
         algorithm="simplemkl",
-        C=1.0,
+        C="auto",
         p=None,
         v=None,
         lam=None,
@@ -522,12 +544,12 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
 
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
     ``algorithm`` among :func:`mkl.algorithms.registry.algorithms_for_task`
-    ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
+    ``("regression")``, ``C`` (``"auto"`` by default, as there), ``p``, ``v``, ``algorithm_params``,
     ``representation``, ``random_state``, ``views``, ``verbose``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
     dual coordinate descent with a regularised intercept
     (:func:`mkl.solvers.coordinate_descent.solve_factored_svr`). Fitted attributes:
-    ``estimator_`` (the MKLRegressor), ``weights_``, the fit's summary
+    ``estimator_`` (the MKLRegressor), ``C_``, ``weights_``, the fit's summary
     (:data:`FIT_SUMMARY`: ``objective_``, ``gap_``, ``n_iter_``, ``n_selected_``,
     ``converged_``, ``spectral_ratio_``), ``kernel_specs_``, ``kernel_names_``,
     ``n_features_in_``.
@@ -537,7 +559,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self,
         kernels=None,
         algorithm="simplemkl",
-        C=1.0,
+        C="auto",
         epsilon=0.1,
         p=None,
         v=None,

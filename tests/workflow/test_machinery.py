@@ -557,7 +557,7 @@ def targets_experiment():
         "kernels": {"families": [{"family": "linear"}]},
         "algorithms": {
             "uniform": {"grid": {"C": [1, 10, 100]}},
-            "level": {},
+            "level": {"params": {"C": 10}},
             "gmkl": {"datasets": ["a"], "grid": {"C": [1, 10], "v": [0.2, 0.8]}},
             "linear": {"grid": {"C": [1]}},
         },
@@ -637,6 +637,9 @@ def test_grid_chunks_at_most_one_per_grid_point():
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "gmkl", "a") == 4  # 2 x 2 points
     assert targets.grid_chunks(exp, {"grid_chunks": 1}, "gmkl", "a") == 1  # config wins
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "level", "a") == 1  # no grid
+    # an entry that sets no C is cross-validated over the default C grid
+    del exp["algorithms"]["level"]["params"]
+    assert targets.grid_chunks(exp, {"grid_chunks": 8}, "level", "a") == 4
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "linear", "a") == 1  # one point
     del exp["execution"]
     assert targets.grid_chunks(exp, {}, "uniform", "a") == 1

@@ -375,14 +375,14 @@ TINY_SIMILARITY = {
     },
     "algorithms": {
         "denoise": {"grid": {"C": [0.1, 10]}},
-        "shift": {},
-        "similarity_features": {},
+        "shift": {"params": {"C": 1}},  # (C set: no default C grid to cross-validate)
+        "similarity_features": {"params": {"C": 1}},
         # the kernel learners on the measured similarities only (the generated
         # ones are the bank's test)
-        "indsvm": {"datasets": ["auralsonar"], "params": {"max_iter": 30}},
-        "eskl": {"datasets": ["auralsonar"], "params": {"loss": "l1", "max_iter": 20}},
-        "emkl": {"datasets": ["auralsonar"], "params": {"max_iter": 5}},
-        "rekl": {"datasets": ["auralsonar"], "params": {"max_iter": 10}},
+        "indsvm": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 30}},
+        "eskl": {"datasets": ["auralsonar"], "params": {"C": 1, "loss": "l1", "max_iter": 20}},
+        "emkl": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 5}},
+        "rekl": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 10}},
     },
 }
 
