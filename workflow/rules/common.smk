@@ -29,7 +29,7 @@ from mkl.workflow.dataset_registry import mirror_copies
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 # An experiment file that cannot be used (empty, broken, against the schema)
-# fails its own targets alone, naming the file (rule unusable_experiment):
+# fails its own targets alone, naming the file (the unusable_experiment job):
 # every other experiment, the quick one included, still runs.
 UNUSABLE_EXPERIMENTS = {}
 try:
