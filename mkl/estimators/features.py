@@ -21,7 +21,9 @@ rows' factors from the maps fitted with the training ones.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import types
 import warnings
 from collections.abc import Mapping
 
@@ -29,7 +31,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -125,6 +126,29 @@ def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> Non
             DegenerateKernelWarning,
             stacklevel=4,
         )
+
+
+class _with_probability:
+    """A method that exists only on an estimator with ``probability=True``,
+    as ``SVC``'s ``predict_proba`` (``hasattr`` is False otherwise, which
+    scikit-learn's tools read), the AttributeError saying what to set.
+    (scikit-learn's ``available_if`` would raise its own "has no attribute"
+    and keep the reason in ``__cause__``, which a traceback prints last.)"""
+
+    def __init__(self, method):
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if not obj.probability:
+            raise AttributeError(
+                f"{type(obj).__name__}.{self.method.__name__} needs probability=True: "
+                "construct the estimator with probability=True (Platt's sigmoid on "
+                "cross-validated decision values: five more fits) and fit it again"
+            )
+        return types.MethodType(self.method, obj)
 
 
 class _FeatureBankEstimator(BaseEstimator):
@@ -515,12 +539,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         scores = self.decision_function(X)  # checks that the estimator is fitted
         return self.estimator_.labels_from_scores(scores)
 
-    def _probability_fitted(self):
-        if not self.probability:
-            raise AttributeError("predict_proba is available when probability=True")
-        return True
-
-    @available_if(_probability_fitted)
+    @_with_probability
     def predict_proba(self, X):
         """Class probabilities (n_samples, n_classes), columns in the order of
         ``classes_``: Platt's sigmoid of the decision values (``probability=True``)."""
@@ -530,7 +549,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         check_is_fitted(self, "probability_sigmoids_")
         return sigmoid_probabilities(scores, self.probability_sigmoids_)
 
-    @available_if(_probability_fitted)
+    @_with_probability
     def predict_log_proba(self, X):
         """The logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
