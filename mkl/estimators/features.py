@@ -34,6 +34,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import check_label_types
 from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
 from ..banks.from_features import (
     all_kernels_linear,
@@ -63,7 +64,7 @@ def _validated(estimator, X, y="no_validation", **kwargs):
     except InputError:
         raise
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(_text_columns(X) or str(exc)) from None
     X_checked = out if isinstance(y, str) and y == "no_validation" else out[0]
     if X_checked.size:
         extreme = max(float(X_checked.max()), -float(X_checked.min()))  # no |X| copy
@@ -73,6 +74,31 @@ def _validated(estimator, X, y="no_validation", **kwargs):
                 "overflow float64; rescale the features (e.g. standardise them)"
             )
     return out
+
+
+def _text_columns(X) -> str | None:
+    """The message for a DataFrame X whose columns are not all numbers (NumPy
+    says "could not convert string to float" and names no column), or None."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return None
+    bad = [f"{column!r} ({dtype})" for column, dtype in dtypes.items() if not _numeric(dtype)]
+    if not bad:
+        return None
+    return (
+        f"X's column(s) {', '.join(bad)} do not hold numbers: the kernels need numeric "
+        "features. Encode text or categories as numbers (e.g. scikit-learn's OneHotEncoder "
+        "in a ColumnTransformer, before this estimator in a Pipeline), convert numbers "
+        "stored as text (pandas.to_numeric), or drop the columns"
+    )
+
+
+def _numeric(dtype) -> bool:
+    """Whether a pandas or NumPy dtype holds numbers (or booleans)."""
+    try:
+        return np.issubdtype(np.dtype(dtype), np.number) or np.dtype(dtype) == bool
+    except TypeError:  # a pandas extension dtype (category, string, nullable ints)
+        return getattr(dtype, "kind", "O") in "biuf"
 
 
 # the algorithm parameters that are the estimator's own (searchable by
@@ -471,6 +497,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         ``class_weight`` scale C per row, as in ``SVC``."""
         X_given = X  # the folds of probability=True slice it as given (DataFrame names)
         X, y = self._validated_X(X, y)
+        check_label_types(y)
         try:
             check_classification_targets(y)
         except ValueError as exc:
