@@ -27,6 +27,7 @@ localrules:
     curve_figure,
     timing_figure,
     fidelity,
+    unusable_experiment,
 
 
 onstart:

@@ -5,6 +5,8 @@ constraint language, checked in ``fit`` and reported as :class:`InputError`).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .exceptions import InputError
@@ -34,6 +36,31 @@ def check_target_vector(y, n: int, what: str, missing: str) -> np.ndarray:
     if y.shape[0] != n:
         raise InputError(f"y has {y.shape[0]} {what} but the kernels have {n} samples")
     return y
+
+
+def check_label_types(y: np.ndarray) -> None:
+    """Refuse class labels of mixed kinds (strings beside numbers, or None):
+    they cannot be sorted into classes (scikit-learn says "Unknown label type",
+    NumPy that '<' is not supported), so say which kinds and what to do."""
+    if y.dtype != object:
+        return
+    kinds = {}
+    for value in y:
+        if isinstance(value, (str, bytes, np.str_)):
+            kind = "text"
+        elif isinstance(value, (bool, np.bool_)):
+            kind = "boolean"
+        elif isinstance(value, (numbers.Number, np.number)):
+            kind = "number"
+        else:
+            kind = type(value).__name__
+        kinds.setdefault(kind, value)
+    if len(kinds) > 1:
+        shown = ", ".join(f"{kind} (e.g. {value!r})" for kind, value in kinds.items())
+        raise InputError(
+            f"y mixes kinds of class labels: {shown}; labels must all be numbers or all "
+            "text: convert them (e.g. y.astype(str)), and drop or fill missing ones"
+        )
 
 
 def validate_params(estimator) -> None:

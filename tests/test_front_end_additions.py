@@ -135,9 +135,12 @@ def test_predict_proba_needs_probability_true(data):
     X, y = data
     clf = MultipleKernelClassifier(kernels=SMALL_BANK).fit(X, y)
     assert not hasattr(clf, "predict_proba")  # as SVC(probability=False)
-    with pytest.raises(AttributeError, match="no attribute 'predict_proba'") as raised:
+    # issue 60: the error says what to set
+    with pytest.raises(AttributeError, match=r"predict_proba needs probability=True: constru"):
         clf.predict_proba(X)
-    assert "available when probability=True" in str(raised.value.__cause__)
+    with pytest.raises(AttributeError, match=r"predict_log_proba needs probability=True"):
+        clf.predict_log_proba(X)
+    assert hasattr(clf.set_params(probability=True), "predict_proba")
     with pytest.raises(mkl.InputError, match="at least 2 training rows of every class"):
         MultipleKernelClassifier(kernels=SMALL_BANK, probability=True).fit(
             X, np.r_[1, np.zeros(len(y) - 1, dtype=int)]
@@ -544,3 +547,41 @@ def test_rare_terms_of_sparse_text_raise_no_degenerate_kernel_warning(sparse_dat
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateKernelWarning)
         MultipleKernelClassifier(algorithm="uniform", kernels=single).fit(X, y)
+
+
+# --- C in the unit of the bank's normalisation (issue 60) ------------------------------
+
+
+def test_c_unit_is_n_on_unit_trace_kernels_else_1():
+    from mkl.kernels.specs import KernelSpec, c_unit
+
+    trace = [KernelSpec("gaussian", 1.0, normalise="unit_trace")] * 2
+    assert c_unit(trace, 150) == 150.0
+    assert c_unit([*trace, KernelSpec("linear", normalise="unit_diagonal")], 150) == 1.0
+    assert c_unit([KernelSpec("linear")], 150) == 1.0 and c_unit([], 150) == 1.0
+
+
+@pytest.mark.parametrize("front_end", [MultipleKernelClassifier, MultipleKernelRegressor])
+def test_the_default_C_follows_the_banks_normalisation(data, front_end):
+    """C="auto": 1 on unit-diagonal kernels, n on unit-trace ones, where it is
+    the same fit as C = 1 on the unit-diagonal kernels of the same bank (a
+    unit-trace Gaussian kernel is its unit-diagonal self divided by n, and the
+    SVM on K / n with C is the SVM on K with C / n); a stated C is kept."""
+    X, y = data
+    y = y if front_end is MultipleKernelClassifier else X[:, 0] + 0.1 * y
+    gaussian = {"families": [{"family": "gaussian", "widths": [2.0, 4.0]}]}
+    diagonal = front_end(kernels={**gaussian, "normalise": "unit_diagonal"}, algorithm="uniform")
+    trace = front_end(kernels={**gaussian, "normalise": "unit_trace"}, algorithm="uniform")
+    assert diagonal.get_params()["C"] == "auto"
+    diagonal.fit(X, y)
+    trace.fit(X, y)
+    assert diagonal.C_ == 1.0 and trace.C_ == len(X)
+    scores = "decision_function" if front_end is MultipleKernelClassifier else "predict"
+    # the same SVM up to the solvers' tolerance (1e-3); C = 1 on unit trace is not it
+    same = getattr(diagonal, scores)(X)
+    np.testing.assert_allclose(getattr(trace, scores)(X), same, atol=2e-3)
+    other = clone(trace).set_params(C=1.0).fit(X, y)
+    assert np.abs(getattr(other, scores)(X) - same).max() > 0.1
+    assert clone(trace).set_params(C=3.0).fit(X, y).C_ == 3.0
+    with pytest.raises(mkl.InputError, match="C must be a number > 0, None .* or 'auto'"):
+        clone(trace).set_params(C="big").fit(X, y)

@@ -15,6 +15,7 @@ prediction and the fitted attributes.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -23,11 +24,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_target_vector, validate_params
+from .._validation import check_label_types, check_target_vector, validate_params
 from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_kernel
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
-from ..exceptions import InputError
+from ..exceptions import DegenerateKernelWarning, InputError
 from ..solvers.task_duals import CLASSIFICATION, Novelty, Regression
 from .registry import algorithms_where
 
@@ -125,6 +126,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         y = check_target_vector(
             y, n, "labels", "a classifier needs labels y (or a bank that carries y_train)"
         )
+        check_label_types(y)
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             raise InputError("y contains NaN or inf")
         if y.dtype.kind == "f" and not np.all(y == np.round(y)):
@@ -321,6 +323,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         scores += np.array([f.intercept for f in self.fits_])
         if not np.isfinite(scores).all():
             raise InputError(locate_bad_kernel(K_test, "K_test"))
+        _warn_if_constant(scores)
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def _factor_decision(self, bank):
@@ -352,6 +355,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             axis=1,
         )
         scores += np.array([f.intercept for f in self.fits_])
+        _warn_if_constant(scores)
         return scores[:, 0] if len(self.fits_) == 1 else scores
 
     def predict(self, K_test):
@@ -370,6 +374,28 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _warn_if_constant(scores: np.ndarray) -> None:
+    """Warn (:class:`mkl.exceptions.DegenerateKernelWarning`) when every one of
+    two or more test rows gets the same decision values (within 1e-10 of
+    their size): the prediction is one class, or one target, for every row.
+    One comparison over the scores, which the caller has already formed."""
+    if scores.shape[0] < 2:
+        return
+    spread = np.ptp(scores, axis=0)
+    if np.all(spread <= 1e-10 * np.maximum(1.0, np.abs(scores).max(axis=0))):
+        warnings.warn(
+            f"every one of the {scores.shape[0]} test rows gets the same decision value, "
+            "so every row is predicted alike (one class, or one target): the test kernels "
+            "are zero (or "
+            "constant) against the training rows the model uses. Kernels that are "
+            "numerically the identity (an identity kernel, Gaussian widths far too narrow "
+            "for the features' scale) only memorise the training rows: use wider widths "
+            "or other kernels (mkl.banks.checks.degenerate_kernels names such kernels)",
+            DegenerateKernelWarning,
+            stacklevel=3,
+        )
 
 
 def _test_coef(fit: BinaryFit) -> np.ndarray:

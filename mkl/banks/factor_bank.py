@@ -295,8 +295,33 @@ class FactorBank:
         Z = self.train
         v = np.asarray(v, dtype=np.float64)
         if sp.issparse(Z):
-            return np.asarray(Z.T @ v, dtype=np.float64)
-        return transposed_times(Z, v)
+            return self._finite(np.asarray(Z.T @ v, dtype=np.float64), v)
+        return self._finite(transposed_times(Z, v), v)
+
+    def _finite(self, product: np.ndarray, v: np.ndarray, block: str = "train") -> np.ndarray:
+        """``product`` of the factors with a finite ``v``, refused when it is not
+        finite: the factors were finite and without overflow when the bank was
+        made, so they were changed since (an HDF5 dataset overwritten while the
+        bank reads it, an array edited in place). A check of the R or n numbers
+        a pass gives, not of the factors (that would be a second pass)."""
+        if np.isfinite(product).all() or not np.isfinite(v).all():
+            return product
+        self._refuse_changed(block)
+
+    def _refuse_changed(self, block: str = "train"):
+        """Raise the error of :meth:`_finite`, naming the factors' file or array."""
+        Z = self.train if block == "train" else self.test
+        where = (
+            f"the HDF5 dataset {Z.name} of {Z.filename}"
+            if isinstance(Z, RowBlocks)
+            else "the factor array"
+        )
+        raise InputError(
+            f"the {block} factors now give NaN or inf: {where} holds NaN, inf or values "
+            "that overflow, though it was checked finite when the FactorBank was made: it "
+            "was changed since. Keep the factors unchanged while the bank is used, and "
+            "make the bank again (FactorBank.from_matrix) from the corrected data"
+        )
 
     def factor_grams(self) -> list[np.ndarray]:
         """Z_m' Z_m (r_m x r_m, float64) for every kernel, in one pass."""
@@ -306,6 +331,8 @@ class FactorBank:
                 Zm = rows[:, self.offsets[m] : self.offsets[m + 1]]
                 G = Zm.T @ Zm
                 grams[m] += G.toarray() if sp.issparse(G) else G
+        if not all(np.isfinite(G).all() for G in grams):
+            self._refuse_changed()
         return grams
 
     def group_sums(self, values: np.ndarray) -> np.ndarray:
@@ -322,8 +349,8 @@ class FactorBank:
         """Z u (or Z_test u) for a per-column vector u (R,), in float64."""
         Z = self.train if block == "train" else self.test
         if sp.issparse(Z):
-            return np.asarray(Z @ u, dtype=np.float64)
-        return times(Z, u)
+            return self._finite(np.asarray(Z @ u, dtype=np.float64), u, block)
+        return self._finite(times(Z, u), u, block)
 
     def column_sq_norms(self) -> np.ndarray:
         """||Z_:j||^2 for every column (R,): kernel m's trace is their sum over its columns."""

@@ -169,6 +169,14 @@ def view_columns(name, columns, feature_names, n_features) -> np.ndarray:
         ):
             raise InputError(f"view {name!r}: a slice of columns takes integers, got {columns!r}")
         cols = np.arange(n_features)[columns]
+    elif _is_boolean_mask(columns):  # a mask over X's columns, as NumPy's X[:, mask]
+        mask = np.asarray(columns, dtype=bool)
+        if mask.shape != (n_features,):
+            raise InputError(
+                f"view {name!r}: a boolean mask of columns needs one entry per column of X "
+                f"({n_features}), got {mask.size}"
+            )
+        cols = np.flatnonzero(mask)
     else:
         listed = [columns] if isinstance(columns, (str, numbers.Integral)) else list(columns)
         index = {} if feature_names is None else {c: j for j, c in enumerate(feature_names)}
@@ -193,6 +201,15 @@ def view_columns(name, columns, feature_names, n_features) -> np.ndarray:
     if cols.size == 0:
         raise InputError(f"view {name!r} has no columns")
     return cols
+
+
+def _is_boolean_mask(columns) -> bool:
+    """Whether a view's columns are a sequence of booleans (a list, an array, a
+    pandas Series), rather than indices or names."""
+    if isinstance(columns, (str, bytes, numbers.Number)) or not hasattr(columns, "__len__"):
+        return False
+    values = list(columns)
+    return bool(values) and all(isinstance(v, (bool, np.bool_)) for v in values)
 
 
 def expand_views(

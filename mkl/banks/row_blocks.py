@@ -71,6 +71,12 @@ class RowBlocks:
         ds = _dataset_of(dataset)
         if ds is None:
             raise InputError(f"RowBlocks reads an h5py.Dataset, got {type(dataset).__name__}")
+        if not ds.id.valid:  # h5py's own error: "identifier is not of specified type"
+            raise InputError(
+                "the h5py.Dataset given as factors is closed (its file was closed, e.g. by "
+                "leaving a `with h5py.File(...)` block): open the file and make the bank "
+                "while it is open, and keep it open while the bank is used"
+            )
         if ds.ndim != 2:
             raise InputError(f"the factors' dataset must be 2-D (n, R), got shape {ds.shape}")
         if ds.dtype not in (np.float32, np.float64):
@@ -128,7 +134,22 @@ class RowBlocks:
 
     # ------------------------------------------------------------ reading
     def _read(self, start: int, stop: int, out: np.ndarray) -> None:
-        self._dataset.read_direct(out, np.s_[start:stop], np.s_[0 : stop - start])
+        self._check_open()
+        try:
+            self._dataset.read_direct(out, np.s_[start:stop], np.s_[0 : stop - start])
+        except (RuntimeError, ValueError, OSError):
+            self._check_open()  # closed while reading (by another thread): say so
+            raise
+
+    def _check_open(self) -> None:
+        """Refuse to read from a closed file by name (h5py would say "Invalid
+        dataset identifier", or that it cannot get the dataspace)."""
+        if not self._dataset.id.valid:
+            raise InputError(
+                f"the HDF5 file {self.filename} holding the factors {self.name} was closed "
+                "while the bank was in use: keep it open until the fit and the predictions "
+                "are done (FactorBank.close() closes it then)"
+            )
 
     def blocks(self, order=None):
         """(start, stop, rows start:stop) for every block, in row order (or in
@@ -186,6 +207,7 @@ class RowBlocks:
                 out[first:last] = block[unique[first:last] - a]
         else:  # h5py reads increasing indices
             piece = 1 << 16
+            self._check_open()
             for s in range(0, unique.size, piece):
                 out[s : s + piece] = self._dataset[unique[s : s + piece]]
         if where.size == unique.size and np.array_equal(where, np.arange(where.size)):

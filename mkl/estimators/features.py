@@ -21,7 +21,9 @@ rows' factors from the maps fitted with the training ones.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import types
 import warnings
 from collections.abc import Mapping
 
@@ -29,10 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import check_label_types
 from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
 from ..banks.from_features import (
     all_kernels_linear,
@@ -46,7 +48,7 @@ from ..banks.from_features import (
 )
 from ..exceptions import DegenerateKernelWarning, InputError
 from ..kernels.dense import compute_cross_block
-from ..kernels.specs import bank_dtype, column_ranges
+from ..kernels.specs import bank_dtype, c_unit, column_ranges
 
 # features whose squares summed over a row reach this are refused: a Gaussian
 # kernel's squared distances would overflow float64 (X * 1e200 once surfaced
@@ -63,7 +65,7 @@ def _validated(estimator, X, y="no_validation", **kwargs):
     except InputError:
         raise
     except ValueError as exc:
-        raise InputError(str(exc)) from None
+        raise InputError(_text_columns(X) or str(exc)) from None
     X_checked = out if isinstance(y, str) and y == "no_validation" else out[0]
     if X_checked.size:
         extreme = max(float(X_checked.max()), -float(X_checked.min()))  # no |X| copy
@@ -73,6 +75,31 @@ def _validated(estimator, X, y="no_validation", **kwargs):
                 "overflow float64; rescale the features (e.g. standardise them)"
             )
     return out
+
+
+def _text_columns(X) -> str | None:
+    """The message for a DataFrame X whose columns are not all numbers (NumPy
+    says "could not convert string to float" and names no column), or None."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return None
+    bad = [f"{column!r} ({dtype})" for column, dtype in dtypes.items() if not _numeric(dtype)]
+    if not bad:
+        return None
+    return (
+        f"X's column(s) {', '.join(bad)} do not hold numbers: the kernels need numeric "
+        "features. Encode text or categories as numbers (e.g. scikit-learn's OneHotEncoder "
+        "in a ColumnTransformer, before this estimator in a Pipeline), convert numbers "
+        "stored as text (pandas.to_numeric), or drop the columns"
+    )
+
+
+def _numeric(dtype) -> bool:
+    """Whether a pandas or NumPy dtype holds numbers (or booleans)."""
+    try:
+        return np.issubdtype(np.dtype(dtype), np.number) or np.dtype(dtype) == bool
+    except TypeError:  # a pandas extension dtype (category, string, nullable ints)
+        return getattr(dtype, "kind", "O") in "biuf"
 
 
 # the algorithm parameters that are the estimator's own (searchable by
@@ -126,6 +153,29 @@ def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> Non
             DegenerateKernelWarning,
             stacklevel=4,
         )
+
+
+class _with_probability:
+    """A method that exists only on an estimator with ``probability=True``,
+    as ``SVC``'s ``predict_proba`` (``hasattr`` is False otherwise, which
+    scikit-learn's tools read), the AttributeError saying what to set.
+    (scikit-learn's ``available_if`` would raise its own "has no attribute"
+    and keep the reason in ``__cause__``, which a traceback prints last.)"""
+
+    def __init__(self, method):
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if not obj.probability:
+            raise AttributeError(
+                f"{type(obj).__name__}.{self.method.__name__} needs probability=True: "
+                "construct the estimator with probability=True (Platt's sigmoid on "
+                "cross-validated decision values: five more fits) and fit it again"
+            )
+        return types.MethodType(self.method, obj)
 
 
 class _FeatureBankEstimator(BaseEstimator):
@@ -184,6 +234,8 @@ class _FeatureBankEstimator(BaseEstimator):
         parts, specs, names = expand_views(
             view_parts(self.views, spec, X.shape[1], feature_names), X, feature_names
         )
+        self.C_ = self._fitted_C(specs, X.shape[0])
+        estimator.set_params(C=self.C_)
         rep = self._resolve_representation(
             spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
         )
@@ -222,6 +274,19 @@ class _FeatureBankEstimator(BaseEstimator):
         self.X_fit_ = X if rep["kind"] == "dense" else None
         self._bank_dtype = dtype
         return self
+
+    def _fitted_C(self, specs, n: int):
+        """The C of the fit: ``C`` as given, or for ``"auto"`` the unit of C on
+        these kernels (:func:`mkl.kernels.specs.c_unit`: n for a bank of
+        unit-trace kernels, else 1), the C = 1 of an SVC on one unit-diagonal
+        kernel."""
+        if isinstance(self.C, str):
+            if self.C != "auto":
+                raise InputError(
+                    f"C must be a number > 0, None (hard margin) or 'auto', got {self.C!r}"
+                )
+            return c_unit(specs, n)
+        return self.C
 
     # ------------------------------------------------------------ predict
     def _scores(self, X):
@@ -378,8 +443,13 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         the alignment family (``align``, ``alignf``, ``cka``, ``fheuristic``,
         ``pwmk``), ``fixed`` (the weights given in ``algorithm_params``:
         ``{"weights": other.weights_}``)...
-    C : float or None
-        The SVM's regularisation (None: hard margin, where the algorithm allows it).
+    C : float, None or "auto"
+        The SVM's regularisation (None: hard margin, where the algorithm
+        allows it). ``"auto"`` (the default): 1 in the unit of the bank's
+        normalisation (:func:`mkl.kernels.specs.c_unit`), i.e. C = 1 on
+        unit-diagonal kernels (the default ``kernels``) and C = n_samples on
+        unit-trace kernels, whose entries are n times smaller; the value used
+        is ``C_``.
     p, v, lam, theta : float or None
         The lp-norm's p (``lp_*``), the elastic net's v (``gmkl``), EasyMKL's
         lambda, MEMO's theta. None: the algorithm's default; setting one the
@@ -459,6 +529,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         With factors: the fitted maps (Nystroem landmarks and projections,
         random Fourier draws, normalisation divisors) that give test rows
         their factors at ``predict`` (:class:`mkl.banks.factor_builders.FactorMaps`).
+    C_ : float or None
+        The C of the fit (``C``, or what ``"auto"`` resolved to).
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
     """
@@ -467,7 +539,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self,
         kernels=None,
         algorithm="simplemkl",
-        C=1.0,
+        C="auto",
         p=None,
         v=None,
         lam=None,
@@ -516,6 +588,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         ``class_weight`` scale C per row, as in ``SVC``."""
         X_given = X  # the folds of probability=True slice it as given (DataFrame names)
         X, y = self._validated_X(X, y)
+        check_label_types(y)
         try:
             check_classification_targets(y)
         except ValueError as exc:
@@ -584,12 +657,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         scores = self.decision_function(X)  # checks that the estimator is fitted
         return self.estimator_.labels_from_scores(scores)
 
-    def _probability_fitted(self):
-        if not self.probability:
-            raise AttributeError("predict_proba is available when probability=True")
-        return True
-
-    @available_if(_probability_fitted)
+    @_with_probability
     def predict_proba(self, X):
         """Class probabilities (n_samples, n_classes), columns in the order of
         ``classes_``: Platt's sigmoid of the decision values (``probability=True``)."""
@@ -599,7 +667,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         check_is_fitted(self, "probability_sigmoids_")
         return sigmoid_probabilities(scores, self.probability_sigmoids_)
 
-    @available_if(_probability_fitted)
+    @_with_probability
     def predict_log_proba(self, X):
         """The logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
@@ -613,12 +681,12 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
 
     Parameters are those of :class:`MultipleKernelClassifier` (``kernels``,
     ``algorithm`` among :func:`mkl.algorithms.registry.algorithms_for_task`
-    ``("regression")``, ``C``, ``p``, ``v``, ``algorithm_params``,
+    ``("regression")``, ``C`` (``"auto"`` by default, as there), ``p``, ``v``, ``algorithm_params``,
     ``representation``, ``random_state``, ``views``, ``verbose``) and ``epsilon``, the tube's
     half-width. A factored bank (``representation``) is solved by the SVR's
     dual coordinate descent with a regularised intercept
     (:func:`mkl.solvers.coordinate_descent.solve_factored_svr`). Fitted attributes:
-    ``estimator_`` (the MKLRegressor), ``weights_``, the fit's summary
+    ``estimator_`` (the MKLRegressor), ``C_``, ``weights_``, the fit's summary
     (:data:`FIT_SUMMARY`: ``objective_``, ``gap_``, ``n_iter_``, ``n_selected_``,
     ``converged_``, ``spectral_ratio_``), ``kernel_specs_``, ``kernel_names_``,
     ``n_features_in_``.
@@ -628,7 +696,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self,
         kernels=None,
         algorithm="simplemkl",
-        C=1.0,
+        C="auto",
         epsilon=0.1,
         p=None,
         v=None,

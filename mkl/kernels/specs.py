@@ -326,3 +326,23 @@ def single_features(spec: Mapping, X_train: np.ndarray) -> list[int] | None:
 def count_kernels(spec: Mapping, n_features: int) -> int:
     """Number of kernels a bank specification yields for ``n_features`` features."""
     return len(expand_bank_spec(spec, n_features))
+
+
+def c_unit(specs: Sequence[KernelSpec], n_train: int) -> float:
+    """The unit of the SVM's C on a bank of these kernels fitted on ``n_train``
+    rows: ``n_train`` when every kernel is normalised to unit trace, else 1.
+
+    Scaling a kernel scales C inversely: with a = n b, the C-SVM dual on K / n,
+    max 1'a - 1/2 a'Y(K/n)Ya over 0 <= a <= C, is n times the dual on K over
+    0 <= b <= C / n, with the same decision function sum_i a_i y_i K(x_i, x) / n
+    = sum_i b_i y_i K(x_i, x) (the epsilon-SVR's dual likewise). A unit-trace
+    kernel (tr K_m = 1: entries about 1/n) is a unit-diagonal one (entries
+    about 1, as an RBF kernel's) divided by n, so C = c n on the first is
+    C = c on the second: defaults of C are stated per unit-diagonal kernel,
+    and this is what they are multiplied by (the front ends' ``C="auto"``, an
+    experiment entry's default C grid, docs/design.md "C's unit"). Banks of
+    other normalisations (unit diagonal, unit variance, none), or of several,
+    keep the unit 1."""
+    if specs and all(s.normalise == "unit_trace" for s in specs):
+        return float(n_train)
+    return 1.0

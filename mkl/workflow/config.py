@@ -52,15 +52,17 @@ def read_mapping(path: str | os.PathLike, what: str) -> dict:
 
 def validate(data, schema: str | os.PathLike, what: str) -> None:
     """Validate ``data`` against a JSON schema file (YAML), filling in its
-    defaults, as ``snakemake.utils.validate`` does (and with its message)."""
+    defaults, as ``snakemake.utils.validate`` does; the error names the
+    problem and where it is in the file (not the whole schema, as
+    jsonschema's own message does)."""
     import jsonschema
 
     try:
         _validator(str(Path(schema).resolve())).validate(data)
     except jsonschema.ValidationError as exc:
-        raise ConfigError(
-            f"{what}: Error validating config file.\nValidationError: {exc}"
-        ) from None
+        where = "/".join(str(part) for part in exc.absolute_path)
+        at = f" (at {where})" if where else ""
+        raise ConfigError(f"{what}: not valid: {exc.message}{at}") from None
 
 
 @functools.cache
@@ -149,15 +151,38 @@ def load_experiment(path: str | os.PathLike, registry: Mapping, schemas: str | o
 
 
 def load_experiments(
-    directory: str | os.PathLike, registry: Mapping, schemas: str | os.PathLike
+    directory: str | os.PathLike,
+    registry: Mapping,
+    schemas: str | os.PathLike,
+    unusable: dict[str, str] | None = None,
 ) -> dict[str, dict]:
-    """Every experiment file of ``directory``, by name."""
-    paths = sorted(Path(directory).glob("*.yaml"))
-    return {p.stem: load_experiment(p, registry, schemas) for p in paths}
+    """Every experiment file of ``directory``, by name.
+
+    With ``unusable`` (a dict), a file that cannot be used (empty, not YAML,
+    against the schema, naming what does not exist: any :class:`ConfigError`)
+    is left out and recorded there instead, its name (the file's stem) ->
+    the error, which names the file: the workflow then fails that
+    experiment's targets alone, and every other experiment runs
+    (``workflow/rules/common.smk``). Without it the first such file raises."""
+    experiments = {}
+    for path in sorted(Path(directory).glob("*.yaml")):
+        try:
+            experiments[path.stem] = load_experiment(path, registry, schemas)
+        except ConfigError as exc:
+            if unusable is None:
+                raise
+            unusable[path.stem] = str(exc)
+    return experiments
 
 
-def check_targets(config: Mapping, experiments: Mapping, directory: str | os.PathLike) -> None:
-    """The experiments the configuration builds by default all have files."""
+def check_targets(
+    config: Mapping,
+    experiments: Mapping,
+    directory: str | os.PathLike,
+    unusable: Mapping[str, str] | None = None,
+) -> None:
+    """The experiments the configuration builds by default all have files
+    (loaded, or ``unusable``: those fail their own targets, naming the file)."""
     for name in config["experiments"]:
-        if name not in experiments:
+        if name not in experiments and name not in (unusable or {}):
             raise ConfigError(f"experiment {name!r} has no file {Path(directory) / name}.yaml")

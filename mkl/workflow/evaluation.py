@@ -30,6 +30,7 @@ from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
 from ..estimators.task_estimators import FITTED_ATTRIBUTES
 from ..exceptions import InputError, is_fit_failure
+from ..kernels.specs import c_unit
 from ..metrics import task_metrics
 from ..model_selection import cross_validate_grid, fit_summary, grid_points, select_best
 
@@ -119,6 +120,22 @@ def evaluate_split(
         "n_test": bank.n_test,
         "n_kernels": bank.n_kernels,
     }
+
+
+def entry_grid(entry: Mapping, bank: KernelBank) -> dict:
+    """The grid an algorithm entry is cross-validated over on ``bank`` (its
+    kernels: :func:`algorithm_bank`): the entry's ``grid``, its values of C
+    multiplied by the unit of C on the bank's kernels
+    (:func:`mkl.kernels.specs.c_unit`: n_train for unit-trace kernels, else 1)
+    when the entry's C grid is stated in that unit (``C_units``: the default C
+    grid of an entry that sets no C, :func:`mkl.workflow.experiment.algorithm`)."""
+    grid = dict(entry.get("grid", {}))
+    if entry.get("C_units") == "normalisation":
+        unit = c_unit(bank.specs, bank.n_train)
+        grid["C"] = [c * unit for c in grid["C"]]
+    elif "C_units" in entry:
+        raise ValueError(f"unknown C_units {entry['C_units']!r} (known: 'normalisation')")
+    return grid
 
 
 def algorithm_bank(bank: KernelBank, entry: Mapping) -> KernelBank:
@@ -269,7 +286,7 @@ def split_record(
             cv_chunks.append({"indices": chunk["indices"], "records": records[str(split)]})
     try:
         return evaluate_split(
-            estimator_factory(entry, name), bank, folds, entry.get("grid", {}), metric, cv_chunks
+            estimator_factory(entry, name), bank, folds, entry_grid(entry, bank), metric, cv_chunks
         )
     except Exception as exc:
         if not is_fit_failure(exc):

@@ -110,7 +110,41 @@ def algorithm(exp: Mapping, name: str, dataset: str) -> dict:
         if "sweep_param" in entry:  # the swept value wins over any override
             entry["params"][entry["sweep_param"]] = entry["sweep_value"]
             entry["grid"].pop(entry["sweep_param"], None)
+    if takes_default_C(entry, name, task(exp)):
+        entry["grid"] = {"C": list(DEFAULT_C_GRID), **entry.get("grid", {})}
+        entry["C_units"] = C_UNITS
     return entry
+
+
+# An entry that sets no C is cross-validated over these values of C, in the
+# unit of C on its bank (mkl.kernels.specs.c_unit: n_train for unit-trace
+# kernels, else 1), so that the default means the same on every normalisation:
+# the range of C = 1 around an SVC on one unit-diagonal kernel
+DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0)
+# an entry's ``C_units``: its C grid is in the unit of its bank's normalisation
+# (mkl.workflow.evaluation.entry_grid multiplies it when the bank is loaded)
+C_UNITS = "normalisation"
+
+
+# registry names whose C is None (a hard margin) unless set, as in their
+# papers (Lauriola et al. 2018): they keep it (tests/workflow/test_experiment.py
+# holds this to the classes' defaults)
+HARD_MARGIN_BY_DEFAULT = frozenset({"easymkl", "memo"})
+
+
+def takes_default_C(entry: Mapping, name: str, task_name: str) -> bool:
+    """Whether an algorithm entry gets the default C grid (:data:`DEFAULT_C_GRID`):
+    its estimator has a C (not a one-class SVM's nu) that is not a hard margin
+    by default (:data:`HARD_MARGIN_BY_DEFAULT`), and neither its params nor its
+    grid set C, nor its own candidates of C (``single_best``'s ``Cs``)."""
+    from ..algorithms.registry import algorithm_info
+
+    registry_name, params = estimator(entry, name)
+    if task_name == "novelty" or "C" not in algorithm_info(registry_name).params:
+        return False
+    if registry_name in HARD_MARGIN_BY_DEFAULT:
+        return False
+    return not ({"C", "Cs"} & (set(params) | set(entry.get("grid", {}))))
 
 
 def estimator(entry: Mapping, name: str, extra: Mapping | None = None) -> tuple[str, dict]:
@@ -241,6 +275,7 @@ def check(exp: Mapping) -> None:
         _check_task(name, alg, exp["algorithms"][alg], task(exp))
         for ds in exp["datasets"]:
             _check_parameters(name, alg, algorithm(exp, alg, ds), f"on {ds!r}", task=task(exp))
+            _check_C(name, alg, algorithm(exp, alg, ds), f"on {ds!r}")
             if runs_on(exp, alg, ds):
                 _check_representation(name, alg, algorithm(exp, alg, ds), kernels(exp, ds), ds)
     sweeps = {cfg["sweep_of"] for cfg in exp["algorithms"].values() if "sweep_of" in cfg}
@@ -327,6 +362,26 @@ def _check_parameters(
         )
 
 
+def _check_C(name: str, alg: str, entry: Mapping, where: str) -> None:
+    """Every value of C the entry's params and grid give (and of ``Cs``) is a
+    number > 0, or null for C (a hard margin): a C of -1 would otherwise fail
+    its grid point's fits one by one, leaving a cell that does not say why."""
+    values = [("params", "C", entry.get("params", {}).get("C", 1.0))]
+    values += [("grid", "C", v) for v in entry.get("grid", {}).get("C", [])]
+    Cs = entry.get("params", {}).get("Cs")
+    values += [("params", "Cs", v) for v in (Cs if isinstance(Cs, list) else [Cs])]
+    for section, key, value in values:
+        if value is None and (key == "C" or Cs is None):
+            continue
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not value > 0 or value == float("inf"):
+            raise ValueError(
+                f"experiment {name!r}: algorithm {alg!r} {where}: {section} {key} holds "
+                f"{value!r}; C must be a number > 0 (or null for a hard margin): "
+                "remove or replace the value"
+            )
+
+
 def _check_timing_points(
     name: str, fig: str, spec: Mapping, algorithms: Mapping, figures: Mapping
 ) -> None:
@@ -396,7 +451,7 @@ SPLIT_KEYS = (
     "fresh_draws",
 )
 # the keys of an algorithm entry that make its fits (not its datasets list, sweep bookkeeping)
-FIT_KEYS = ("estimator", "params", "grid", "select", "exclude")
+FIT_KEYS = ("estimator", "params", "grid", "C_units", "select", "exclude")
 
 
 def split_protocol(exp: Mapping, dataset: str) -> dict:

@@ -60,8 +60,9 @@ def parse_table(
     ]
     df = pd.concat(frames, ignore_index=True)
     df = df.dropna(axis=1, how="all")  # empty columns from trailing delimiters
-    col = label_column if isinstance(label_column, str) else df.columns[label_column]
-    y = df.pop(col)
+    y = df.pop(_label_column(df, label_column, header, paths[0]))
+    if missing is None and df.isna().any().any():  # pandas read '', NA, n/a, ... as missing
+        raise ValueError(_non_numeric(df, paths, header, missing))
     if missing is not None and df.isna().any().any():
         if missing_policy == "drop":
             keep = ~df.isna().any(axis=1)
@@ -72,9 +73,74 @@ def parse_table(
             raise ValueError(f"missing_policy must be 'drop' or 'mean', got {missing_policy!r}")
     try:
         X = df.to_numpy(dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{paths[0]}: non-numeric feature values ({exc})") from None
+    except ValueError:
+        raise ValueError(_non_numeric(df, paths, header, missing)) from None
     return X, y.to_numpy()
+
+
+def _label_column(df, label_column, header: bool, path: Path):
+    """The column ``label_column`` names (a header name, or an index from 0,
+    negative from the end), refused by name when it is not there."""
+    columns = list(df.columns)
+    if isinstance(label_column, str):
+        if label_column in columns:
+            return label_column
+        if not header:
+            raise ValueError(
+                f"{path}: label_column {label_column!r} is a name, but the table is read "
+                "without a header (header: false): set header: true, or give the column's "
+                f"index (0 to {len(columns) - 1}, or -1 for the last)"
+            )
+        import difflib
+
+        close = difflib.get_close_matches(label_column, [str(c) for c in columns], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"{path}: no column named {label_column!r} for label_column{hint}; the header "
+            f"names {', '.join(repr(str(c)) for c in columns[:20])}"
+            + (f" and {len(columns) - 20} more" if len(columns) > 20 else "")
+        )
+    if not -len(columns) <= label_column < len(columns):
+        raise ValueError(
+            f"{path}: label_column {label_column} is not a column: the table has "
+            f"{len(columns)} (indices 0 to {len(columns) - 1}, or -1 for the last)"
+        )
+    return columns[label_column]
+
+
+def _non_numeric(df, paths: Sequence[Path], header: bool, missing) -> str:
+    """The message for a feature value that is not a number: the first such
+    value, its column and row (and line, for one file), and the option that
+    reads it as missing. Without ``missing``, pandas' own NA spellings ('',
+    'NA', 'n/a', 'nan', ...) arrive as NaN, and are such values too."""
+    import pandas as pd
+
+    for column in df.columns:
+        values = pd.to_numeric(df[column], errors="coerce")
+        bad = values.isna() & (df[column].notna() | (missing is None))
+        if not bad.any():
+            continue
+        row = bad.idxmax()
+        value = df[column][row]
+        if pd.isna(value):  # its text is gone: pandas read it as missing
+            shown, marker = "an empty or NA-like field ('', 'NA', 'n/a', 'nan', ...)", "NA"
+        else:
+            shown, marker = repr(value), value
+        # (one file: its data rows in order, a header line above them)
+        line = f", line {row + 1 + int(header)} of the file" if len(paths) == 1 else ""
+        what = f"named {column!r}" if header else f"{column} (from 0)"
+        if missing is not None:
+            hint = f"values other than missing: {missing!r} must be numbers"
+        elif row == 0 and not header:
+            hint = "if the first line names the columns, set the source's options header: true"
+        else:
+            hint = (
+                f"if it marks a missing value, set the source's options missing: {marker!r} "
+                "(pandas' NA spellings are then read as missing too) and missing_policy: "
+                "drop (those rows) or mean (the column's mean)"
+            )
+        return f"{paths[0]}: feature column {what} holds {shown} in row {row}{line}; {hint}"
+    return f"{paths[0]}: non-numeric feature values"
 
 
 def parse_sklearn_csv(paths: Sequence[Path]) -> tuple[np.ndarray, np.ndarray]:

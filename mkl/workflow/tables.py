@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -53,14 +54,39 @@ def collect_fits(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         row["seconds"] = rec["fit"]["seconds"]
         row["converged"] = rec["fit"]["converged"]
         row["selected_params"] = json.dumps(rec["selected_params"], sort_keys=True)
+        row["grid_edges"] = " ".join(f"{p}:{edge}" for p, edge in grid_edges(rec))
         rows.append(row)
     columns = ["dataset", "algorithm", "split", *ALL_METRICS, "n_selected", "spectral_ratio"]
-    columns += ["n_kernels", "seconds", "converged", "selected_params", "error", "code_version"]
+    columns += ["n_kernels", "seconds", "converged", "selected_params", "grid_edges"]
+    columns += ["error", "code_version"]
     if not rows:  # every dataset unavailable: empty tables that say so
         return pd.DataFrame(columns=columns)
     return pd.DataFrame(rows, columns=columns).sort_values(
         ["dataset", "algorithm", "split"], kind="stable"
     )
+
+
+def grid_edges(record: Mapping) -> list[tuple[str, str]]:
+    """(parameter, "bottom" or "top") for each grid parameter whose selected
+    value is the smallest or the largest of the values its grid tried (a
+    parameter of two or more numbers; a fixed or categorical one has no edge).
+    A value chosen at an edge may be short of the best: the grid ends there."""
+    points = [p["params"] for p in record.get("grid") or ()]
+    selected = record.get("selected_params") or {}
+    edges = []
+    for param, value in selected.items():
+        tried = {p.get(param) for p in points}
+        if not _is_number(value) or len(tried) < 2 or not all(map(_is_number, tried)):
+            continue
+        if value == min(tried):
+            edges.append((param, "bottom"))
+        elif value == max(tried):
+            edges.append((param, "top"))
+    return edges
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
 
 
 def _scalar_mean(v):
@@ -88,6 +114,12 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
     out["n_not_converged"] = not_converged.groupby(
         [fits["dataset"], fits["algorithm"]], sort=False
     ).sum()
+    edges = fits["grid_edges"] if "grid_edges" in fits else pd.Series("", index=fits.index)
+    out["grid_edges"] = (
+        pd.DataFrame({"edges": edges.fillna("").astype(str), "failed": failed})
+        .groupby([fits["dataset"], fits["algorithm"]], sort=False)
+        .apply(lambda cell: _frequent_edges(cell["edges"][~cell["failed"]]))
+    )
     out["n_kernels"] = g["n_kernels"].first()
     if "code_version" in fits:  # the code of the fits behind a cell (several after partial reruns)
         out["code_version"] = g["code_version"].agg(
@@ -102,6 +134,53 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
         out = out.sort_values([c for c in ("_dataset", "_algorithm") if c in out], kind="stable")
         out = out.drop(columns=[c for c in ("_dataset", "_algorithm") if c in out])
     return out.reset_index(drop=True)
+
+
+def _frequent_edges(edges: pd.Series) -> str:
+    """The grid edges (``param:edge`` words of ``per_split``'s ``grid_edges``)
+    met in more than half of a cell's fitted splits, as ``param:edge:count``."""
+    counts: dict[str, int] = {}
+    for word in (w for text in edges for w in text.split()):
+        counts[word] = counts.get(word, 0) + 1
+    return " ".join(f"{w}:{k}" for w, k in counts.items() if k > len(edges) / 2)
+
+
+def edge_cells(summary: pd.DataFrame) -> list[tuple[str, str, str, str, int, int]]:
+    """(dataset, algorithm, parameter, edge, splits at it, fitted splits) for
+    each cell whose selected value of a grid parameter sits at an edge of its
+    grid in more than half of the splits (``grid_edges`` of :func:`summarise`)."""
+    if "grid_edges" not in summary:
+        return []
+    cells = []
+    for r in summary.itertuples():
+        for word in str(r.grid_edges or "").split():
+            param, edge, count = word.rsplit(":", 2)
+            cells.append((r.dataset, r.algorithm, param, edge, int(count), int(r.n_splits)))
+    return cells
+
+
+def grid_edge_mark(edges: Sequence[tuple[str, str]]) -> str:
+    """A results cell's mark of its grid edges: `` [C top, p bottom]``."""
+    return " [" + ", ".join(f"{p} {edge}" for p, edge in edges) + "]" if edges else ""
+
+
+def grid_edge_note(summary: pd.DataFrame) -> str:
+    """The caption's list of the cells marked with a grid edge, each naming
+    the parameter, the edge and in how many splits, with what to do."""
+    cells = edge_cells(summary)
+    if not cells:
+        return ""
+    lines = "".join(
+        f"\n- {ds} / {alg}: {param} at the {edge} of its grid in {k} of {n} splits"
+        for ds, alg, param, edge, k, n in cells
+    )
+    return (
+        "\n\n[C top], [C bottom] (any grid parameter): the selected value sat at that "
+        "edge of its grid in more than half of the splits, so the best value may lie "
+        "beyond it: extend the grid "
+        f"past that end (C is in the unit of the kernels' normalisation: about n_train "
+        f"times larger on unit-trace kernels than on unit-diagonal ones):{lines}"
+    )
 
 
 def fmt_pm(mean, std, digits: int = 1) -> str:
@@ -173,6 +252,8 @@ def results_table(
                     row[alg] += f" ({failed} {FAILED})"
                 if int(hit.get("n_not_converged", pd.Series([0])).iloc[0]):
                     row[alg] += f" {NOT_CONVERGED}"
+                edges = [(p, e) for d, a, p, e, _, _ in edge_cells(hit) if (d, a) == (ds, alg)]
+                row[alg] += grid_edge_mark(edges)
         rows.append(row)
     return pd.DataFrame(rows, columns=["dataset", *algorithms])
 
@@ -359,6 +440,7 @@ def aggregate(
     paper_results: str | os.PathLike,
     out: Mapping[str, str | os.PathLike],
     config_sha256: str = "",
+    log=None,
 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """The aggregate stage of one experiment: every fit record -> ``per_split``
     (one row per fit), ``csv`` (mean and std over splits, each row with the
@@ -367,7 +449,12 @@ def aggregate(
     results table with its caption), and beside the paper: ``paper_csv`` /
     ``paper_md`` (one row per cell) and ``paper_tables_md`` /
     ``paper_tables_tex`` (the paper's tables in its order). Returns the fits
-    and the unavailable datasets."""
+    and the unavailable datasets.
+
+    A cell whose selected value of a grid parameter sat at an edge of its
+    grid in more than half of its splits is marked in the results table
+    (:func:`grid_edge_mark`), listed in its caption, and warned about on
+    ``log`` (a :class:`logging.Logger`) and on stderr."""
     from .experiment import METRIC_NAMES, METRIC_SCALES, runs_on, table_metric
 
     metric = table_metric(exp)
@@ -406,7 +493,15 @@ def aggregate(
     if failures:
         caption += f"\n\nFailed fits (the error of each):{failures}"
     unconverged = not_converged_note(summary)
-    caption += unconverged
+    caption += unconverged + grid_edge_note(summary)
+    for ds, alg, param, edge, k, n in edge_cells(summary):
+        message = (
+            f"{exp['name']}: {ds} / {alg}: the selected {param} sat at the {edge} of its "
+            f"grid in {k} of {n} splits: extend the grid past that end"
+        )
+        print(f"warning: {message}", file=sys.stderr)
+        if log is not None:
+            log.warning("%s", message)
     write_table(table, None, out["md"], caption)
     if "paper" in exp:
         ref = pd.read_csv(paper_results)

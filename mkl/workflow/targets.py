@@ -139,18 +139,34 @@ def timing_points(exp: Mapping, figure: str) -> list[str]:
     ]
 
 
-def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable[str]) -> list[str]:
+def unusable_target(name: str) -> str:
+    """The one target of an experiment whose file cannot be used: its job fails
+    with the file's error (rule ``unusable_experiment``), and only it."""
+    return f"results/unusable/{name}.txt"
+
+
+def experiment_targets(
+    experiments: Mapping[str, Mapping],
+    names: str | Iterable[str],
+    unusable: Iterable[str] = (),
+) -> list[str]:
     """What building an experiment means: its tables, its results figure and
-    every figure of its ``figures`` section."""
+    every figure of its ``figures`` section; for a name among ``unusable``
+    (a file that did not load) the target that fails naming the file."""
     if isinstance(names, str):
         names = [names]
+    unusable = set(unusable)
     return [
         path
         for e in names
         for path in (
-            f"results/tables/{e}/results.md",
-            f"results/tables/{e}/paper.md",
-            f"results/figures/{e}/results.png",
-            *(f"results/figures/{e}/{f}.png" for f in experiments[e].get("figures", {})),
+            [unusable_target(e)]
+            if e in unusable
+            else (
+                f"results/tables/{e}/results.md",
+                f"results/tables/{e}/paper.md",
+                f"results/figures/{e}/results.png",
+                *(f"results/figures/{e}/{f}.png" for f in experiments[e].get("figures", {})),
+            )
         )
     ]

@@ -645,3 +645,62 @@ def test_dna_bin_is_libsvms_dna_scale_the_first_2000_rows(tmp_path):
     np.testing.assert_array_equal(ds.X, whole.X[:2000])
     assert ds.classes == ["rest", "1+2"]
     np.testing.assert_array_equal(ds.y, np.isin(whole.y[:2000], [0, 1]).astype(int))
+
+
+# ================================================================== the table parser's errors
+@pytest.mark.parametrize(
+    "text, options, message",
+    [
+        (
+            "age,bmi,label\n1,2,x\n3,4,y\n",
+            {"header": True, "label_column": "lable"},
+            r"no column named 'lable' for label_column \(did you mean 'label'\?\); the header "
+            r"names 'age', 'bmi', 'label'",
+        ),
+        (
+            "1,2,x\n3,4,y\n",
+            {"label_column": "label"},
+            r"label_column 'label' is a name, but the table is read without a header",
+        ),
+        ("1,2,x\n3,4,y\n", {"label_column": 5}, r"label_column 5 is not a column: the table has 3"),
+        (
+            "age,bmi,label\n1,2,x\n3,n/a,y\n",
+            {"header": True},
+            r"feature column named 'bmi' holds an empty or NA-like field .* in row 1, line 3 of "
+            r"the file; if it marks a missing value, set the source's options missing: 'NA'",
+        ),
+        (
+            "age,bmi,label\n1,2,x\n3,unknown,y\n",
+            {"header": True},
+            r"feature column named 'bmi' holds 'unknown' in row 1, line 3 of the file; .* missing: "
+            r"'unknown' .* missing_policy: drop",
+        ),
+        (
+            "age,bmi,label\n1,2,x\n3,4,y\n",
+            {},
+            r"feature column 0 \(from 0\) holds 'age' in row 0, line 1 of the file; if the "
+            r"first line names the columns, set the source's options header: true",
+        ),
+        (
+            "age,bmi,label\n1,?,x\n3,unknown,y\n",
+            {"header": True, "missing": "?"},
+            r"feature column named 'bmi' holds 'unknown' in row 1, line 3 of the file; "
+            r"values other than missing: '\?'",
+        ),
+    ],
+    ids=["misspelt label", "name without header", "index", "n/a", "text", "header", "missing"],
+)
+def test_the_table_parser_names_the_bad_column_and_the_option_to_set(
+    tmp_path, text, options, message
+):
+    """Issue 60: a misspelt label_column was a bare KeyError, and "n/a" in a
+    feature column an error naming neither row nor column nor ``missing``."""
+    from mkl.workflow.parsers import parse_table
+
+    path = tmp_path / "mine.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"^{path}: {message}"):
+        parse_table([path], **options)
+    if options.get("label_column") == "lable":
+        X, y = parse_table([path], header=True, label_column="label")
+        assert X.tolist() == [[1.0, 2.0], [3.0, 4.0]] and y.tolist() == ["x", "y"]

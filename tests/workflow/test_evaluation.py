@@ -1,5 +1,6 @@
 """A fit job's work: model selection, refit and test on one split's bank; CV chunks."""
 
+import dataclasses
 import functools
 import json
 
@@ -282,3 +283,24 @@ def test_novelty_detector_of_the_workflow_refuses_bad_labels(rng):
         detector.fit(bank.train, bank.y_train)  # class codes, not +1 / -1
     with pytest.raises(InputError, match="1 inlier rows: too few"):
         detector.fit(bank.train, np.where(np.arange(48) == 0, 1, -1))
+
+
+def test_a_default_C_grid_is_in_the_unit_of_the_banks_normalisation(rng):
+    """Issue 60: an entry's default C grid (``C_units: normalisation``) is
+    multiplied by n_train on unit-trace kernels (their entries are n times
+    smaller than a unit-diagonal kernel's) and by 1 otherwise; a stated grid is
+    used as written."""
+    from mkl.workflow.evaluation import entry_grid
+
+    _, y, K = random_problem(rng, n=30)
+    specs = [KernelSpec("gaussian", float(w), normalise="unit_trace") for w in range(1, 5)]
+    bank = KernelBank(train=K[:, :20, :20], specs=specs, y_train=y[:20])
+    entry = {"grid": {"C": [0.1, 1.0], "tol": [0.1]}, "C_units": "normalisation"}
+    assert entry_grid(entry, bank) == {"C": [2.0, 20.0], "tol": [0.1]}
+    assert entry_grid({"grid": {"C": [0.1, 1.0]}}, bank) == {"C": [0.1, 1.0]}
+    mixed = dataclasses.replace(
+        bank, specs=[KernelSpec("gaussian", 1.0, normalise="unit_diagonal"), *specs[1:]]
+    )
+    assert entry_grid(entry, mixed)["C"] == [0.1, 1.0]
+    with pytest.raises(ValueError, match="unknown C_units 'n'"):
+        entry_grid({**entry, "C_units": "n"}, bank)

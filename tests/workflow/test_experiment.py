@@ -408,3 +408,61 @@ def test_datasets_must_match_the_task(tmp_path):
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(exp))
         with pytest.raises(ConfigError, match=message):
             load_experiment(tmp_path / f"{name}.yaml", registry, REPO / "workflow" / "schemas")
+
+
+def test_an_entry_that_sets_no_C_gets_the_default_grid_in_the_banks_unit():
+    """Issue 60: an entry without C is cross-validated over DEFAULT_C_GRID in
+    the unit of its bank's normalisation (``C_units``, resolved by
+    mkl.workflow.evaluation.entry_grid); an entry that sets C, single_best's
+    own ``Cs``, EasyMKL / MEMO (a hard margin by default) and a novelty
+    experiment (no C) keep what they had, so their fit specs are unchanged."""
+    exp = experiment.expand(
+        {
+            **BASE,
+            "algorithms": {
+                "level": {"grid": {"tol": [0.1, 0.01]}},
+                "uniform": {"params": {"C": 10}},
+                "single_best": {"params": {"Cs": [1, 10]}},
+                "easymkl": {"grid": {"lam": [0.1, 0.9]}},
+            },
+            "overrides": {},
+        }
+    )
+    level = experiment.algorithm(exp, "level", "a")
+    assert level["grid"] == {"C": list(experiment.DEFAULT_C_GRID), "tol": [0.1, 0.01]}
+    assert experiment.fit_spec(exp, "level", "a")["C_units"] == "normalisation"
+    for name in ("uniform", "single_best", "easymkl"):
+        assert experiment.algorithm(exp, name, "a") == exp["algorithms"][name]
+        assert "C_units" not in experiment.fit_spec(exp, name, "a")
+    novelty = {**exp, "task": "novelty", "algorithms": {"level": {"grid": {"nu": [0.1]}}}}
+    assert experiment.algorithm(novelty, "level", "a") == {"grid": {"nu": [0.1]}}
+
+
+def test_hard_margin_by_default_is_the_classes_default():
+    import mkl
+    from mkl.algorithms.registry import ALGORITHMS, algorithm_info
+
+    with_C = [name for name in ALGORITHMS if "C" in algorithm_info(name).params]
+    hard = {name for name in with_C if mkl.make_estimator(name).get_params()["C"] is None}
+    assert hard == experiment.HARD_MARGIN_BY_DEFAULT
+
+
+@pytest.mark.parametrize(
+    "entry, shown",
+    [
+        ({"grid": {"C": [-1, 10]}}, "grid C holds -1"),
+        ({"grid": {"C": [-1]}}, "grid C holds -1"),
+        ({"grid": {"C": [0]}}, "grid C holds 0"),
+        ({"grid": {"C": ["10"]}}, "grid C holds '10'"),
+        ({"params": {"C": -5}}, "params C holds -5"),
+        ({"estimator": "single_best", "params": {"Cs": [10, -1]}}, "params Cs holds -1"),
+    ],
+)
+def test_a_C_that_is_not_positive_is_refused_when_the_experiment_loads(entry, shown):
+    """Issue 60: ``C: [-1, 10]`` dropped the -1 point as a failed one and
+    ``C: [-1]`` crashed the figures rule; both are refused by name at load."""
+    exp = experiment.expand({**BASE, "algorithms": {"uniform": entry}, "overrides": {}})
+    with pytest.raises(ValueError, match=rf"algorithm 'uniform' on 'a': {shown}; C must be"):
+        experiment.check(exp)
+    hard = {**BASE, "algorithms": {"uniform": {"grid": {"C": [None, 1]}}}, "overrides": {}}
+    experiment.check(experiment.expand(hard))  # null: a hard margin

@@ -254,6 +254,33 @@ def test_unusable_experiment_file_is_a_config_error(tmp_path, registry, text):
         load_experiment(path, registry, SCHEMAS)
 
 
+def test_an_unusable_experiment_file_fails_only_its_own_targets(tmp_path, registry):
+    """Issue 60: one empty or broken file in the experiments folder is left
+    out and recorded (its error naming the file) instead of stopping every
+    target: its own target is the job that fails with that error, and the
+    other experiments load and keep their targets."""
+    write_yaml(tmp_path / "demo.yaml", demo_experiment())
+    (tmp_path / "empty.yaml").write_text("")
+    write_yaml(tmp_path / "typo.yaml", {**demo_experiment("typo"), "algorithm": {}})
+    with pytest.raises(ConfigError, match="empty.yaml"):  # without a record: raised
+        load_experiments(tmp_path, registry, SCHEMAS)
+    unusable = {}
+    experiments = load_experiments(tmp_path, registry, SCHEMAS, unusable)
+    assert list(experiments) == ["demo"] and sorted(unusable) == ["empty", "typo"]
+    assert unusable["empty"] == (
+        f"{tmp_path / 'empty.yaml'}: an experiment file must be a mapping, the file holds empty"
+    )
+    assert unusable["typo"].startswith(f"{tmp_path / 'typo.yaml'}: not valid: ")
+    assert "'algorithm' was unexpected" in unusable["typo"] and "$schema" not in unusable["typo"]
+    config = {"experiments": ["demo", "empty"]}
+    check_targets(config, experiments, tmp_path, unusable)  # empty's target fails, not the run
+    with pytest.raises(ConfigError, match="has no file"):
+        check_targets({"experiments": ["demo", "nope"]}, experiments, tmp_path, unusable)
+    paths = targets.experiment_targets(experiments, config["experiments"], unusable)
+    assert paths[-1] == targets.unusable_target("empty") == "results/unusable/empty.txt"
+    assert paths[:-1] == targets.experiment_targets(experiments, "demo")
+
+
 def test_check_targets_names_the_missing_file(tmp_path):
     experiments = {"quick": {}, "demo": {}}
     check_targets({"experiments": ["quick", "demo"]}, experiments, tmp_path)
@@ -557,7 +584,7 @@ def targets_experiment():
         "kernels": {"families": [{"family": "linear"}]},
         "algorithms": {
             "uniform": {"grid": {"C": [1, 10, 100]}},
-            "level": {},
+            "level": {"params": {"C": 10}},
             "gmkl": {"datasets": ["a"], "grid": {"C": [1, 10], "v": [0.2, 0.8]}},
             "linear": {"grid": {"C": [1]}},
         },
@@ -637,6 +664,9 @@ def test_grid_chunks_at_most_one_per_grid_point():
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "gmkl", "a") == 4  # 2 x 2 points
     assert targets.grid_chunks(exp, {"grid_chunks": 1}, "gmkl", "a") == 1  # config wins
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "level", "a") == 1  # no grid
+    # an entry that sets no C is cross-validated over the default C grid
+    del exp["algorithms"]["level"]["params"]
+    assert targets.grid_chunks(exp, {"grid_chunks": 8}, "level", "a") == 4
     assert targets.grid_chunks(exp, {"grid_chunks": 8}, "linear", "a") == 1  # one point
     del exp["execution"]
     assert targets.grid_chunks(exp, {}, "uniform", "a") == 1

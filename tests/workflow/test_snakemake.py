@@ -343,6 +343,22 @@ def _check_unavailable_dataset(workdir, run):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.workflow(seconds=4)
+def test_an_empty_experiment_file_fails_its_own_target_alone(workdir):
+    """Issue 60: an empty file beside a good one. The workflow still loads
+    (a dry run plans the good experiment's jobs), and the empty one's target
+    fails, naming the file and the problem."""
+    (workdir / "config" / "experiments" / "mine.yaml").write_text("")
+    run = snakemake(workdir, "mine", "tiny", "--dry-run")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "unusable_experiment" in run.stdout and "rule aggregate" in run.stdout
+    run = snakemake(workdir, "mine")
+    assert run.returncode != 0
+    assert (
+        "config/experiments/mine.yaml: an experiment file must be a mapping, the file holds empty"
+    ) in run.stderr
+
+
 @pytest.mark.workflow(seconds=5)
 def test_lint_is_clean():
     run = subprocess.run(
@@ -375,14 +391,14 @@ TINY_SIMILARITY = {
     },
     "algorithms": {
         "denoise": {"grid": {"C": [0.1, 10]}},
-        "shift": {},
-        "similarity_features": {},
+        "shift": {"params": {"C": 1}},  # (C set: no default C grid to cross-validate)
+        "similarity_features": {"params": {"C": 1}},
         # the kernel learners on the measured similarities only (the generated
         # ones are the bank's test)
-        "indsvm": {"datasets": ["auralsonar"], "params": {"max_iter": 30}},
-        "eskl": {"datasets": ["auralsonar"], "params": {"loss": "l1", "max_iter": 20}},
-        "emkl": {"datasets": ["auralsonar"], "params": {"max_iter": 5}},
-        "rekl": {"datasets": ["auralsonar"], "params": {"max_iter": 10}},
+        "indsvm": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 30}},
+        "eskl": {"datasets": ["auralsonar"], "params": {"C": 1, "loss": "l1", "max_iter": 20}},
+        "emkl": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 5}},
+        "rekl": {"datasets": ["auralsonar"], "params": {"C": 1, "max_iter": 10}},
     },
 }
 

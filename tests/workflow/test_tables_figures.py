@@ -352,3 +352,89 @@ def test_a_regression_experiment_is_tabled_by_rmse(tmp_path):
     md = out["md"].read_text()
     assert "test RMSE, mean ± std over splits" in md
     assert "| 56.3 ± 1.6 |" in md and " 3.21 |" in md
+
+
+def _grid_record(dataset, algorithm, split, selected, grid, failed=False):
+    """A fit record whose grid tried the points of ``grid`` ({param: values})
+    and selected ``selected`` ({param: value})."""
+    import itertools
+
+    if failed:
+        return {
+            "dataset": dataset,
+            "algorithm": algorithm,
+            "split": split,
+            "status": "failed",
+            "error": "SolverError: x",
+        }
+    rec = _fit_record(dataset, algorithm, split, 0.8)
+    keys = list(grid)
+    rec["grid"] = [
+        {"params": dict(zip(keys, v, strict=True))} for v in itertools.product(*grid.values())
+    ]
+    rec["selected_params"] = selected
+    return rec
+
+
+def test_a_value_selected_at_a_grid_edge_in_most_splits_marks_the_cell(tmp_path):
+    """Issue 60: a C chosen at the top of {1, 10} in every split (unit-trace
+    kernels want C about n times larger) is marked in the cell, named in the
+    caption and warned about; an edge met in half the splits or fewer, a
+    one-value grid, a categorical parameter, and failed splits are not counted."""
+    import logging
+
+    from mkl.workflow.tables import aggregate, grid_edges
+
+    C = {"C": [1, 10]}
+    records = [
+        # level: C at the top in all 3 splits, p at the bottom in 2 of 3
+        *(
+            _grid_record("d", "level", s, {"C": 10, "p": p}, {"C": [1, 10], "p": [1.5, 2, 4]})
+            for s, p in ((0, 1.5), (1, 1.5), (2, 2))
+        ),
+        # uniform: C at the bottom in 1 of 2 fitted splits (not more than half), one failed
+        _grid_record("d", "uniform", 0, {"C": 1}, C),
+        _grid_record("d", "uniform", 1, {"C": 10**0.5}, {"C": [1, 10**0.5, 10]}),
+        _grid_record("d", "uniform", 2, None, C, failed=True),
+        # linear: a grid of one value, and a categorical parameter: no edge
+        *(
+            _grid_record("d", "linear", s, {"C": 1, "loss": "l2"}, {"C": [1], "loss": ["l1", "l2"]})
+            for s in range(3)
+        ),
+    ]
+    assert grid_edges(records[0]) == [("C", "top"), ("p", "bottom")]
+    assert grid_edges(records[2]) == [("C", "top")]
+    assert grid_edges(records[6]) == []
+    paths = []
+    for i, rec in enumerate(records):
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(rec))
+    exp = {
+        "name": "own",
+        "datasets": ["d"],
+        "algorithms": {"level": {}, "uniform": {}, "linear": {}},
+    }
+    out = {k: tmp_path / f"{k}.out" for k in ("per_split", "csv", "md", "paper_csv", "paper_md")}
+    out.update(paper_tables_md=tmp_path / "pt.md", paper_tables_tex=tmp_path / "pt.tex")
+    log = logging.getLogger("test_grid_edges")
+    with pytest.MonkeyPatch.context() as mp:
+        warned = []
+        mp.setattr(log, "warning", lambda fmt, msg: warned.append(msg))
+        aggregate(exp, paths, [], tmp_path / "none.csv", out, log=log)
+    md = out["md"].read_text()
+    assert "| 80.0 ± 0.0 [C top, p bottom] | 80.0 ± 0.0 (1 failed) | 80.0 ± 0.0 |" in md
+    assert "- d / level: C at the top of its grid in 3 of 3 splits" in md
+    assert "- d / level: p at the bottom of its grid in 2 of 3 splits" in md
+    assert "d / uniform" not in md.split("[C top], [C bottom]")[1]
+    assert warned == [
+        "own: d / level: the selected C sat at the top of its grid in 3 of 3 splits: "
+        "extend the grid past that end",
+        "own: d / level: the selected p sat at the bottom of its grid in 2 of 3 splits: "
+        "extend the grid past that end",
+    ]
+    summary = pd.read_csv(out["csv"])
+    assert summary.set_index("algorithm")["grid_edges"].fillna("").to_dict() == {
+        "level": "C:top:3 p:bottom:2",
+        "uniform": "",
+        "linear": "",
+    }

@@ -4,6 +4,7 @@
 import functools
 import json
 import os
+import re
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -27,14 +28,20 @@ from mkl.workflow.config import (
 from mkl.workflow.dataset_registry import mirror_copies
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+# An experiment file that cannot be used (empty, broken, against the schema)
+# fails its own targets alone, naming the file (the unusable_experiment job):
+# every other experiment, the quick one included, still runs.
+UNUSABLE_EXPERIMENTS = {}
 try:
     load_config(config, SCHEMAS)
     EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
     DATASETS = load_registry(config.get("registry", "config/datasets.yaml"), SCHEMAS)
-    EXPERIMENTS = load_experiments(EXPERIMENTS_DIR, DATASETS, SCHEMAS)
-    check_targets(config, EXPERIMENTS, EXPERIMENTS_DIR)
+    EXPERIMENTS = load_experiments(EXPERIMENTS_DIR, DATASETS, SCHEMAS, UNUSABLE_EXPERIMENTS)
+    check_targets(config, EXPERIMENTS, EXPERIMENTS_DIR, UNUSABLE_EXPERIMENTS)
 except ConfigError as exc:
     raise WorkflowError(str(exc))
+for _name, _error in UNUSABLE_EXPERIMENTS.items():
+    logger.warning(f"{_error}\n(only the targets of experiment {_name!r} fail)")
 
 
 wildcard_constraints:
@@ -144,7 +151,8 @@ def fidelity_experiments():
 def fidelity_manifests(wildcards):
     """Download manifests of the fidelity report's datasets: built for the
     experiments the configuration builds, read where they exist for the others."""
-    datasets = {ds for e in config["experiments"] for ds in EXPERIMENTS[e]["datasets"]}
+    built = [e for e in config["experiments"] if e in EXPERIMENTS]  # not an unusable file's
+    datasets = {ds for e in built for ds in EXPERIMENTS[e]["datasets"]}
     found = {
         ds
         for exp in EXPERIMENTS.values()
@@ -200,7 +208,7 @@ def figures_of_kind(*kinds):
 
 
 def experiment_targets(names):
-    return targets.experiment_targets(EXPERIMENTS, names)
+    return targets.experiment_targets(EXPERIMENTS, names, UNUSABLE_EXPERIMENTS)
 
 
 # ---------------------------------------------------------------- resources

@@ -203,7 +203,24 @@ rule fidelity:
         "../scripts/fidelity.py"
 
 
-for _experiment in EXPERIMENTS:
+# An experiment file that did not load: its one target fails with the file's error.
+rule unusable_experiment:
+    output:
+        "results/unusable/{experiment}.txt",
+    wildcard_constraints:
+        experiment="|".join(re.escape(name) for name in UNUSABLE_EXPERIMENTS) or "(?!)",
+    params:
+        error=lambda w: UNUSABLE_EXPERIMENTS[w.experiment],
+    log:
+        "results/logs/unusable_experiment/{experiment}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/unusable_experiment.py"
+
+
+for _experiment in [*EXPERIMENTS, *(e for e in UNUSABLE_EXPERIMENTS if re.fullmatch(r"\w+", e))]:
 
     rule:
         name:

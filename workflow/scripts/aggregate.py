@@ -15,6 +15,7 @@ def main(snakemake, log):
         snakemake.params.paper_results,
         snakemake.output,
         snakemake.params.config_sha256,
+        log,
     )
     n_failed = int(fits["error"].fillna("").astype(bool).sum()) if len(fits) else 0
     log.info(
