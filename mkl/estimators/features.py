@@ -299,7 +299,14 @@ class _FeatureBankEstimator(BaseEstimator):
             # the maps kept from fit give the test rows their factors
             test = factor_test_bank(self._parts, self.factor_maps_, X)
             return self.estimator_.decision_function(test)
-        blocks = dense_test_blocks(
+        blocks = self._dense_test_blocks(X)
+        scores = [self.estimator_.decision_function(block) for block in blocks]
+        return np.concatenate(scores, axis=0)
+
+    def _dense_test_blocks(self, X):
+        """The test blocks of X against the training rows, each kernel normalised
+        and centred as in the fit (:func:`dense_test_blocks`)."""
+        return dense_test_blocks(
             self.kernel_specs_,
             self._parts,
             self.X_fit_,
@@ -308,8 +315,6 @@ class _FeatureBankEstimator(BaseEstimator):
             self._bank_dtype,
             self.centring_means_,
         )
-        scores = [self.estimator_.decision_function(block) for block in blocks]
-        return np.concatenate(scores, axis=0)
 
     # ------------------------------------------------------------ the learned kernel
     def combined_kernel(self, X, Y=None):
@@ -342,15 +347,7 @@ class _FeatureBankEstimator(BaseEstimator):
                 [_weighted_gram(TX.test, TY.test, TX.column_weights(w)) for w in weights]
             )
         elif Y is None:
-            blocks = dense_test_blocks(
-                self.kernel_specs_,
-                self._parts,
-                self.X_fit_,
-                X,
-                self.normalisation_factors_,
-                self._bank_dtype,
-                self.centring_means_,
-            )
+            blocks = self._dense_test_blocks(X)
             out = np.concatenate(
                 [np.tensordot(weights, b.astype(np.float64), axes=1) for b in blocks], axis=1
             )
