@@ -60,6 +60,38 @@ def fit_files(
     ]
 
 
+def slice_fit_files(
+    exp: Mapping,
+    dataset: str,
+    algorithm: str | None,
+    available: bool,
+    per_job: int,
+    all_algorithms: bool = False,
+) -> list[str]:
+    """The fit records a slice of the experiment's table reads (the
+    table_slice rules): those of ``dataset`` (none if it is not ``available``)
+    and, with an ``algorithm``, of that algorithm alone where the fit jobs are
+    per algorithm (a job of every algorithm, ``all_algorithms``, holds the
+    others' records too: the slice reads its own). A dataset or algorithm the
+    experiment does not have, or an algorithm that does not run on the
+    dataset, is refused by name."""
+    if dataset not in exp["datasets"]:
+        raise ValueError(
+            f"experiment {exp['name']} has no dataset {dataset!r} ({', '.join(exp['datasets'])})"
+        )
+    if algorithm is not None and algorithm not in exp["algorithms"]:
+        raise ValueError(
+            f"experiment {exp['name']} has no algorithm {algorithm!r} "
+            f"({', '.join(exp['algorithms'])})"
+        )
+    if algorithm is not None and not runs_on(exp, algorithm, dataset):
+        raise ValueError(f"experiment {exp['name']} does not run {algorithm} on {dataset}")
+    paths = fit_files(exp, [dataset] if available else [], per_job, all_algorithms)
+    if algorithm is None or all_algorithms:
+        return paths
+    return [p for p in paths if p.startswith(f"results/fits/{exp['name']}/{dataset}/{algorithm}/")]
+
+
 def dataset_algorithms(exp: Mapping, dataset: str) -> list[str]:
     """The algorithm entries fitted on ``dataset``, in the experiment's order:
     the algorithms of a fit job that fits them all (``batch_algorithms``)."""
@@ -137,6 +169,13 @@ def timing_points(exp: Mapping, figure: str) -> list[str]:
         for fig in figures
         for value in exp["figures"][fig]["values"]
     ]
+
+
+def built_targets(experiments: Mapping[str, Mapping], exists) -> list[str]:
+    """The targets of every experiment (:func:`experiment_targets`) that are on
+    disk (``exists(path)``): what ``snakemake --report report.html built``
+    reports beside the default target."""
+    return [path for path in experiment_targets(experiments, list(experiments)) if exists(path)]
 
 
 def experiment_targets(experiments: Mapping[str, Mapping], names: str | Iterable[str]) -> list[str]:
