@@ -398,7 +398,7 @@ def not_converged_note(summary: pd.DataFrame) -> str:
 
 RESULTS_LEGEND = pages.paragraph(
     f"{pages.MISSING} the algorithm does not run on this dataset, or has no fits; "
-    f"{NOT_CONVERGED} some splits' fits did not converge (counted above); "
+    f"{NOT_CONVERGED} some splits' fits did not converge (listed above the table); "
     f"({FAILED}) splits whose fit raised an error.",
     "legend",
 )
