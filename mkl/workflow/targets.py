@@ -14,7 +14,7 @@ Paths (docs/design.md, data flow)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..model_selection import grid_points
 from .experiment import algorithm as algorithm_entry
@@ -64,12 +64,13 @@ def slice_fit_files(
     exp: Mapping,
     dataset: str,
     algorithm: str | None,
-    available: bool,
+    available: Callable[[str], bool],
     per_job: int,
     all_algorithms: bool = False,
 ) -> list[str]:
     """The fit records a slice of the experiment's table reads (the
-    table_slice rules): those of ``dataset`` (none if it is not ``available``)
+    table_slice rules): those of ``dataset`` (none if ``available(dataset)``
+    says it cannot be obtained: asked once the names are checked)
     and, with an ``algorithm``, of that algorithm alone where the fit jobs are
     per algorithm (a job of every algorithm, ``all_algorithms``, holds the
     others' records too: the slice reads its own). A dataset or algorithm the
@@ -86,7 +87,7 @@ def slice_fit_files(
         )
     if algorithm is not None and not runs_on(exp, algorithm, dataset):
         raise ValueError(f"experiment {exp['name']} does not run {algorithm} on {dataset}")
-    paths = fit_files(exp, [dataset] if available else [], per_job, all_algorithms)
+    paths = fit_files(exp, [dataset] if available(dataset) else [], per_job, all_algorithms)
     if algorithm is None or all_algorithms:
         return paths
     return [p for p in paths if p.startswith(f"results/fits/{exp['name']}/{dataset}/{algorithm}/")]

@@ -766,25 +766,27 @@ def test_built_targets_are_the_experiment_targets_on_disk():
 
 def test_a_table_slice_reads_its_dataset_s_fit_records_and_refuses_what_is_not_run():
     exp = targets_experiment()  # two splits per job: b has 2 repetitions, a 3
-    assert targets.slice_fit_files(exp, "b", None, True, 2) == [
+    assert targets.slice_fit_files(exp, "b", None, bool, 2) == [
         f"results/fits/demo/b/{alg}/splits_0-1.json" for alg in ("uniform", "level", "linear")
     ]
-    assert targets.slice_fit_files(exp, "a", "gmkl", True, 2) == [
+    assert targets.slice_fit_files(exp, "a", "gmkl", bool, 2) == [
         "results/fits/demo/a/gmkl/splits_0-1.json",
         "results/fits/demo/a/gmkl/splits_2-2.json",
     ]
     # one job fits every algorithm of the dataset: the slice reads its files
-    assert targets.slice_fit_files(exp, "b", "level", True, 2, all_algorithms=True) == [
+    assert targets.slice_fit_files(exp, "b", "level", bool, 2, all_algorithms=True) == [
         "results/fits/demo/b/splits_0-1.json"
     ]
-    assert targets.slice_fit_files(exp, "a", "level", False, 1) == []  # not available
+    assert (
+        targets.slice_fit_files(exp, "a", "level", lambda ds: ds != "a", 1) == []
+    )  # not available
     for dataset, algorithm, message in [
         ("c", None, "has no dataset 'c'"),
         ("a", "smkl", "has no algorithm 'smkl'"),
         ("b", "gmkl", "does not run gmkl on b"),
     ]:
         with pytest.raises(ValueError, match=message):
-            targets.slice_fit_files(exp, dataset, algorithm, True, 1)
+            targets.slice_fit_files(exp, dataset, algorithm, pytest.fail, 1)  # asked first
 
 
 def test_a_job_loads_the_experiment_its_params_name_and_refuses_an_edited_file(tmp_path, registry):

@@ -64,7 +64,6 @@ def experiment_sha256(name):
 
 
 @functools.cache
-@functools.cache
 def experiment_hash(name):
     """The digest of a loaded experiment (mkl.workflow.config.experiment_digest): a job
     that reads the experiment takes its name and this digest as params, and loads it
@@ -198,7 +197,7 @@ def slice_fit_files(w):
     algorithm = getattr(w, "algorithm", None)
     try:
         paths = targets.slice_fit_files(
-            exp, w.dataset, algorithm, dataset_available(w.dataset), per_job, batch
+            exp, w.dataset, algorithm, dataset_available, per_job, batch
         )
     except ValueError as exc:
         raise WorkflowError(str(exc))
