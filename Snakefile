@@ -8,6 +8,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# the report's landing page: what the workflow is, and each category of results
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/kernels.smk"
@@ -21,6 +25,7 @@ include: "workflow/rules/report.smk"
 # (each cluster job also starts Snakemake twice, about 5 CPU-s).
 localrules:
     all,
+    built,
     download,
     aggregate,
     figures,
@@ -41,3 +46,11 @@ rule all:
     input:
         experiment_targets(config["experiments"]),
         rules.fidelity.output,
+
+
+# The default target and every experiment target already built (on disk): the
+# report of everything built is `snakemake --report report.html built`.
+rule built:
+    input:
+        rules.all.input,
+        built_targets(),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +21,7 @@ from pathlib import Path
 from . import experiment
 
 # targets of the workflow itself: an experiment's name is a target too
-RESERVED_NAMES = ("all", "fidelity")
+RESERVED_NAMES = ("all", "built", "fidelity")
 
 
 class ConfigError(ValueError):
@@ -173,6 +175,48 @@ def load_experiments(
                 raise
             unusable[path.stem] = str(exc)
     return experiments
+
+
+def experiments_dir(config: Mapping) -> Path:
+    """The folder of the run's experiment files (config ``experiments_dir``)."""
+    return Path(config.get("experiments_dir", "config/experiments"))
+
+
+def registry_path(config: Mapping) -> Path:
+    """The run's dataset registry (config ``registry``)."""
+    return Path(config.get("registry", "config/datasets.yaml"))
+
+
+def experiment_digest(exp: Mapping) -> str:
+    """The first 16 hex digits of the SHA-256 of a loaded experiment (its
+    JSON, keys sorted): what a job that reads the experiment takes as a param
+    with its name, so that it reruns when what it reads changes (the file, or
+    a default of the schema), and a hash, not the whole experiment, shows in
+    the report's info panels."""
+    text = json.dumps(exp, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_job_experiments(
+    config: Mapping, digests: Mapping[str, str], schemas: str | os.PathLike
+) -> dict[str, dict]:
+    """The experiments a job reads, by name, loaded from the run's files as
+    the Snakefile loaded them; ``digests`` (name -> :func:`experiment_digest`)
+    are the job's params. An experiment whose file changed since the run was
+    planned is refused, naming it: its job would otherwise read other
+    settings than those it was scheduled for."""
+    registry = load_registry(registry_path(config), schemas)
+    loaded = {}
+    for name, digest in digests.items():
+        path = experiments_dir(config) / f"{name}.yaml"
+        exp = load_experiment(path, registry, schemas)
+        if experiment_digest(exp) != digest:
+            raise ConfigError(
+                f"{path} changed after this run was planned (the job was scheduled for "
+                f"digest {digest}, the file now gives {experiment_digest(exp)}): run again"
+            )
+        loaded[name] = exp
+    return loaded
 
 
 def check_targets(

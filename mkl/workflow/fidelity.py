@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import write_text
+from . import report_pages as pages
 from .experiment import supplies_fidelity
 from .tables import (
     COUNT_METRICS,
@@ -64,6 +65,15 @@ RANK_METRIC = "mean_rank"
 RANKED_METRIC = "accuracy"
 # neither counts nor ranks are percentages: the mean |ours - paper| leaves them out
 NOT_RATES = COUNTS | {RANK_METRIC}
+
+# the papers' names of their rate metrics, as the fidelity figure's axes say them
+RATE_NAMES = {
+    "accuracy": "accuracy",
+    "f_score": "F-score",
+    "f1_percent": "F1",
+    "mcc_percent": "MCC",
+    "one_minus_mcc_percent": "1 − MCC",
+}
 
 COLUMNS = [
     "paper",
@@ -302,7 +312,9 @@ def fidelity_summary(cells: pd.DataFrame) -> pd.DataFrame:
 
 def plot_fidelity(cells: pd.DataFrame, path_png, path_pdf) -> None:
     """Ours against the paper's, one point per compared cell (coloured by
-    paper), the diagonal drawn; error bars are the paper's sd where given."""
+    paper), the diagonal drawn, error bars the paper's sd where given; cells
+    beyond two of the paper's sd ringed in red. Rates (accuracy, F-score, MCC,
+    1 - MCC, in %) and counts (kernels selected) in panels of their own."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -314,56 +326,248 @@ def plot_fidelity(cells: pd.DataFrame, path_png, path_pdf) -> None:
     if ok.empty:
         save_notice("fidelity: no paper cell compared yet", path_png, path_pdf)
         return
-    fig, ax = plt.subplots(figsize=(5.2, 5.0))
-    for paper, g in ok.groupby("paper", sort=True):
-        ax.errorbar(
-            g["paper_mean"],
-            g["ours_mean"],
-            xerr=g["paper_std"].fillna(0),
-            fmt="o",
-            ms=3.5,
-            elinewidth=0.6,
-            label=f"{paper} ({len(g)})",
-        )
-    lo = float(min(ok["paper_mean"].min(), ok["ours_mean"].min()))
-    hi = float(max(ok["paper_mean"].max(), ok["ours_mean"].max()))
-    pad = 0.03 * (hi - lo or 1.0)
-    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.5", lw=0.8, zorder=0)
-    ax.set_xlabel("paper (mean; bars: paper sd)")
-    ax.set_ylabel("ours (mean over splits)")
-    ax.set_title("every paper table cell compared")
-    ax.legend(fontsize="small", frameon=False)
+    rates = ok[~ok["metric"].isin(COUNTS)]
+    names = ", ".join(RATE_NAMES.get(m, m) for m in dict.fromkeys(rates["metric"]))
+    panels = [(rates, f"test {names} (%)"), (ok[ok["metric"].isin(COUNTS)], "kernels selected")]
+    panels = [(g, unit) for g, unit in panels if len(g)]
+    papers = sorted(ok["paper"].unique())
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.4 * len(panels), 5.4), squeeze=False)
+    for ax, (g, unit) in zip(axes[0], panels, strict=True):
+        for paper, h in g.groupby("paper", sort=True):
+            ax.errorbar(
+                h["paper_mean"],
+                h["ours_mean"],
+                xerr=h["paper_std"].fillna(0),
+                fmt="o",
+                ms=4,
+                elinewidth=0.6,
+                color=f"C{papers.index(paper) % 10}",
+                label=f"{paper} ({len(h)})",
+            )
+        beyond = g[g["within_2sd"].map(_beyond)]
+        if len(beyond):
+            ax.scatter(
+                beyond["paper_mean"],
+                beyond["ours_mean"],
+                s=110,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=1.4,
+                zorder=3,
+                label=f"beyond two paper sd ({len(beyond)})",
+            )
+        lo = float(min(g["paper_mean"].min(), g["ours_mean"].min()))
+        hi = float(max(g["paper_mean"].max(), g["ours_mean"].max()))
+        pad = 0.03 * (hi - lo or 1.0)
+        ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.5", lw=0.8, zorder=0)
+        ax.set_xlabel(f"paper: {unit}\n(mean; bars: the paper's sd)")
+        ax.set_ylabel(f"ours: {unit}\n(mean over splits)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", frameon=False)
+    with_sd = ok[ok["paper_std"].notna()]
+    n_with_sd, n_within = len(with_sd), int(with_sd["within_2sd"].astype(bool).sum())
+    fig.suptitle(
+        f"Every compared paper cell: ours against the paper's\n({len(ok)} cells; "
+        f"{n_within} of {n_with_sd} with a paper sd within two sd)",
+        fontsize="medium",
+    )
     fig.tight_layout()
     save_figure(fig, path_png, path_pdf)
 
 
-def write_fidelity(cells: pd.DataFrame, summary: pd.DataFrame, csv_path, md_path) -> None:
-    """``fidelity.csv`` (one row per cell) and ``fidelity.md`` (the summary,
-    then the cells by paper and table)."""
-    write_csv(cells, csv_path)
+# the columns of a compared cell in fidelity.md and .html (the csv has them all)
+SHOWN = [
+    "table",
+    "dataset",
+    "method",
+    "metric",
+    "paper_mean",
+    "paper_std",
+    "ours_mean",
+    "ours_std",
+    "difference",
+    "within_2sd",
+    "status",
+    "experiment",
+    "our_dataset",
+    "our_algorithm",
+    "n_splits",
+]
+
+
+def summary_line(row: Mapping) -> str:
+    """A paper's summary (a row of :func:`fidelity_summary`) in a sentence."""
+    text = f"{int(row['cells'])} cells, {int(row['compared'])} compared"
+    if row["with_sd"]:
+        text += (
+            f": {int(row['within_2sd'])} of the {int(row['with_sd'])} with a paper sd within two sd"
+        )
+    if np.isfinite(row["mean_abs_difference"]):
+        text += f", mean |ours - paper| {row['mean_abs_difference']:.2f} points"
+    if np.isfinite(row["rank_agreement_without_sd"]):
+        text += f", rank agreement {row['rank_agreement_without_sd']:.2f} where no sd is given"
+    others = [
+        f"{int(row[key])} {label}"
+        for key, label in (
+            ("different_target", DIFFERENT_TARGET),
+            ("not_identifiable", NOT_IDENTIFIABLE),
+            ("not_run", NOT_RUN),
+            ("not_available", NOT_AVAILABLE),
+            ("failed", FAILED),
+            ("not_compared", NOT_MAPPED),
+        )
+        if row[key]
+    ]
+    return text + ("; " + ", ".join(others) if others else "") + "."
+
+
+def by_paper(cells: pd.DataFrame):
+    """(paper, its cells holding our numbers, the others) per paper, the papers
+    with compared cells first; each part in the paper's table order."""
+    groups = []
+    for paper, g in cells.groupby("paper", sort=True):
+        numbers = has_numbers(g["status"])
+        groups.append((paper, g[numbers], g[~numbers]))
+    return sorted(groups, key=lambda item: item[1].empty)
+
+
+def _status_counts(rest: pd.DataFrame) -> list[tuple[str, int, str]]:
+    """(status, cells, the tables and metrics they are in) of the cells without
+    our numbers, one per status."""
+    out = []
+    for status, g in rest.groupby("status", sort=False):
+        where = ", ".join(
+            f"{table} {metric} ({len(t)})"
+            for (table, metric), t in g.groupby(["table", "metric"], sort=False)
+        )
+        out.append((status, len(g), where))
+    return out
+
+
+def fidelity_markdown(cells: pd.DataFrame, summary: pd.DataFrame) -> str:
+    """``fidelity.md``: the summary, then per paper (those with compared cells
+    first) its summary line, the cells holding our numbers, and the others
+    folded into one line per status."""
     md = [
         "# Fidelity: every paper table cell beside ours",
         "",
-        "One row per cell of resources/paper_results.csv. within_2sd: |ours - paper| <= 2 paper sd "
-        "(only where the paper gives an sd). Rank agreement: mean Spearman correlation of the "
-        "methods' order per dataset, ours against the paper's, for tables without an sd.",
+        "One row per cell of resources/paper_results.csv in fidelity.csv. within_2sd: "
+        "|ours - paper| <= 2 paper sd (only where the paper gives an sd). Rank agreement: mean "
+        "Spearman correlation of the methods' order per dataset, ours against the paper's, for "
+        "tables without an sd. Below, per paper, the cells compared come first; the cells "
+        "without our numbers are counted by status.",
         "",
         "## Summary",
         "",
         summary.round(3).to_markdown(index=False),
         "",
     ]
-    shown = cells.copy()
-    for c in ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference"):
-        shown[c] = shown[c].round(2)
-    for (paper, table), g in shown.groupby(["paper", "table"], sort=True):
-        md += [
-            f"## {paper}, {table}",
-            "",
-            g.drop(columns=["paper", "table"]).to_markdown(index=False),
-            "",
+    lines = summary.set_index("paper")
+    for paper, compared, rest in by_paper(cells):
+        md += [f"## {paper}", "", summary_line(lines.loc[paper]), ""]
+        if len(compared):
+            shown = compared[SHOWN].copy()
+            for c in ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference"):
+                shown[c] = shown[c].round(2)
+            md += [shown.to_markdown(index=False), ""]
+        md += [f"- {status}: {n} cells ({where})" for status, n, where in _status_counts(rest)]
+        md.append("")
+    return "\n".join(md)
+
+
+def _pm(mean, std) -> str:
+    if not np.isfinite(mean):
+        return ""
+    return f"{mean:.2f}" if not np.isfinite(std) else f"{mean:.2f} ± {std:.2f}"
+
+
+def _beyond(within_2sd) -> bool:
+    """Whether a cell is beyond two paper sd (``within_2sd`` False; None or NaN:
+    the paper gives no sd)."""
+    return within_2sd is not None and within_2sd == within_2sd and not bool(within_2sd)
+
+
+def fidelity_html(cells: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """The parts of ``fidelity.html``: as :func:`fidelity_markdown`, ours beside
+    the paper's, cells beyond two paper sd shaded, and the cells without our
+    numbers folded per status (opened by a click)."""
+    parts = [
+        pages.heading("Fidelity: every paper table cell beside ours", 1),
+        pages.paragraph(
+            "Each of the five papers' table cells (resources/paper_results.csv) beside ours, "
+            "mean ± sd (ours over the splits run). Within two sd: |ours − paper| ≤ 2 × the "
+            "paper's sd, where the paper gives one. Per paper, the cells compared come first; "
+            "the cells without our numbers (not run, not available, failed, not compared) are "
+            "folded below them by status."
+        ),
+        pages.heading("Summary"),
+        pages.frame_table(summary.round(3)),
+    ]
+    lines = summary.set_index("paper")
+    head = [
+        [
+            pages.Cell(c, "row" if k < 4 else "")
+            for k, c in enumerate(
+                (
+                    "table",
+                    "dataset",
+                    "method",
+                    "metric",
+                    "paper",
+                    "ours",
+                    "ours − paper",
+                    "within 2 sd",
+                    "status",
+                    "experiment",
+                    "ours: dataset, algorithm",
+                    "splits",
+                )
+            )
         ]
-    write_text(md_path, "\n".join(md))
+    ]
+    for paper, compared, rest in by_paper(cells):
+        parts += [pages.heading(paper), pages.paragraph(summary_line(lines.loc[paper]))]
+        body = []
+        for c in compared.itertuples():
+            beyond = _beyond(c.within_2sd)
+            body.append(
+                [
+                    pages.Cell(c.table),
+                    pages.Cell(c.dataset, "row"),
+                    pages.Cell(c.method, "row"),
+                    pages.Cell(c.metric, "row"),
+                    pages.value(_pm(c.paper_mean, c.paper_std), "paper"),
+                    pages.value(
+                        _pm(c.ours_mean, c.ours_std) + (" *" if beyond else ""),
+                        pages.BEYOND if beyond else "",
+                    ),
+                    pages.number(c.difference, 2),
+                    pages.value({True: "yes", False: "no"}.get(c.within_2sd)),
+                    pages.Cell(c.status),
+                    pages.Cell(c.experiment),
+                    pages.Cell(f"{c.our_dataset}, {c.our_algorithm}"),
+                    pages.Cell(str(c.n_splits)),
+                ]
+            )
+        if body:
+            parts += [pages.table(head, body), pages.BEYOND_LEGEND]
+        for status, n, where in _status_counts(rest):
+            folded = rest[rest["status"] == status]
+            table = pages.frame_table(
+                folded[["table", "dataset", "method", "metric", "paper_mean", "paper_std"]]
+            )
+            parts.append(pages.collapsed(f"{status}: {n} cells ({where})", table))
+    return parts
+
+
+def write_fidelity(
+    cells: pd.DataFrame, summary: pd.DataFrame, csv_path, md_path, html_path
+) -> None:
+    """``fidelity.csv`` (one row per cell), ``fidelity.md`` and ``fidelity.html``
+    (the summary, then per paper the compared cells first)."""
+    write_csv(cells, csv_path)
+    write_text(md_path, fidelity_markdown(cells, summary))
+    pages.write_page(html_path, "Fidelity", fidelity_html(cells, summary))
 
 
 def fidelity(
@@ -374,12 +578,12 @@ def fidelity(
     out: Mapping[str, str | os.PathLike],
 ) -> pd.DataFrame:
     """The fidelity stage: the results.csv of the experiments that have been
-    run (``results_paths``, by name) -> ``csv``, ``md``, ``png``, ``pdf``."""
+    run (``results_paths``, by name) -> ``csv``, ``md``, ``html``, ``png``, ``pdf``."""
     summaries = {name: pd.read_csv(path) for name, path in results_paths.items()}
     cells = fidelity_table(
         experiments, summaries, pd.read_csv(paper_results), unavailable_datasets(manifest_paths)
     )
     summary = fidelity_summary(cells)
-    write_fidelity(cells, summary, out["csv"], out["md"])
+    write_fidelity(cells, summary, out["csv"], out["md"], out["html"])
     plot_fidelity(cells, out["png"], out["pdf"])
     return summary

@@ -15,10 +15,20 @@ from .._io import atomic_path
 
 
 def plot_metric(
-    summary: pd.DataFrame, path_png, path_pdf, metric: str = "accuracy", title: str = ""
+    summary: pd.DataFrame,
+    path_png,
+    path_pdf,
+    metric: str = "accuracy",
+    title: str = "",
+    scale: float = 1.0,
+    names: Mapping[str, str] | None = None,
+    paper_means: pd.DataFrame | None = None,
 ):
     """Grouped bars: one group per dataset, one bar per algorithm, error bars =
-    std over splits, of a metric that is at most 1 (accuracy, AUC, R^2...)."""
+    std over splits, of a metric that is at most 1 (accuracy, AUC, R^2...),
+    times ``scale`` (100: in %, as the tables). ``names`` relabels algorithms
+    (the paper tables' names); ``paper_means`` (dataset, algorithm, mean, in
+    the plotted units) are drawn as black ticks across their bars."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -29,34 +39,104 @@ def plot_metric(
     if not datasets:  # nothing was available: a figure that says so
         save_notice(f"{title}: no dataset available", path_png, path_pdf)
         return
+    names = names or {}
     width = 0.8 / max(len(algorithms), 1)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(datasets), 3.6))
+    fig, ax = plt.subplots(figsize=(2.4 + 1.5 * len(datasets), 4.4))
     x = np.arange(len(datasets))
+    marked = False
     for i, alg in enumerate(algorithms):
         sub = summary[summary["algorithm"] == alg].set_index("dataset").reindex(datasets)
+        at = x + (i - (len(algorithms) - 1) / 2) * width
         ax.bar(
-            x + (i - (len(algorithms) - 1) / 2) * width,
-            sub[f"{metric}_mean"],
+            at,
+            sub[f"{metric}_mean"] * scale,
             width,
-            yerr=sub[f"{metric}_std"].fillna(0),
-            label=alg,
+            yerr=sub[f"{metric}_std"].fillna(0) * scale,
+            label=names.get(alg, alg),
             capsize=2,
         )
+        if paper_means is not None and len(paper_means):
+            theirs = paper_means[paper_means["algorithm"] == alg].set_index("dataset")
+            theirs = theirs["mean"].reindex(datasets)
+            if theirs.notna().any():
+                ax.plot(
+                    at,
+                    theirs,
+                    linestyle="none",
+                    marker="_",
+                    markersize=max(6.0, 260 * width / max(len(datasets), 1)),
+                    markeredgewidth=2.2,
+                    color="black",
+                    label=None if marked else "the paper's mean",
+                )
+                marked = True
     ax.set_xticks(x, datasets)
-    ax.set_ylabel(METRIC_LABELS.get(metric, f"test {metric}"))
-    lo = np.nanmin(summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0))
-    ax.set_ylim(max(0.0, lo - 0.05) if lo >= 0 else lo - 0.05, 1.0)
+    ax.set_ylabel(METRIC_LABELS.get(metric, f"test {metric}") + (" (%)" if scale == 100 else ""))
+    values = summary[f"{metric}_mean"] - summary[f"{metric}_std"].fillna(0)
+    if paper_means is not None and len(paper_means):
+        values = pd.concat([values, paper_means["mean"] / scale])
+    lo = np.nanmin(values)
+    ax.set_ylim((max(0.0, lo - 0.05) if lo >= 0 else lo - 0.05) * scale, 1.0 * scale)
     ax.legend(
         fontsize="small",
-        ncol=min(len(algorithms), 4),
+        ncol=min(len(algorithms) + marked, 4),
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.1),
+        bbox_to_anchor=(0.5, -0.08),
         frameon=False,
     )
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize="medium")
+    ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     save_figure(fig, path_png, path_pdf)
+
+
+def results_figure(exp: Mapping, per_split, paper_csv, path_png, path_pdf) -> None:
+    """The results figure of an experiment (the figures stage): its figure
+    metric (:func:`mkl.workflow.experiment.figure_metric`) per dataset and
+    table algorithm, from ``per_split`` (per_split.csv), in % where the tables
+    give it in %; algorithms named as in the paper's tables where the
+    experiment's ``paper`` section maps them, and the paper's means drawn
+    where the paper reports the same metric (``paper_csv``: the comparison
+    written by the aggregate stage, paper.csv)."""
+    from . import experiment, tables
+
+    fits = pd.read_csv(per_split)
+    algorithms = experiment.table_algorithms(exp)  # sweep points have their own figures
+    fits = fits[fits["algorithm"].isin(algorithms)]
+    order = {"dataset": exp["datasets"], "algorithm": algorithms}
+    summary = tables.summarise(fits, order)
+    metric = experiment.figure_metric(exp)
+    scale = experiment.METRIC_SCALES.get(metric, 1.0)
+    section = exp.get("paper", {})
+    names = dict(section.get("methods", {}))
+    paper_means = _paper_means(pd.read_csv(paper_csv), section, metric, scale)
+    repetitions = exp.get("protocol", {}).get("repetitions")
+    label = METRIC_LABELS.get(metric, f"test {metric}")
+    title = f"{exp['name']}: {label} by dataset and algorithm"
+    title += f",\nmean ± sd over {repetitions} splits" if repetitions else ", mean ± sd over splits"
+    if paper_means is not None and len(paper_means):
+        title += f"; black ticks: {section['name']}'s means"
+    plot_metric(summary, path_png, path_pdf, metric, title, scale, names, paper_means)
+
+
+def _paper_means(
+    comparison: pd.DataFrame, section: Mapping, metric: str, scale: float
+) -> pd.DataFrame | None:
+    """The paper's mean of each (dataset, algorithm) in the units the figure
+    plots, where the paper reports ``metric`` itself (not a transform of it,
+    not a count); the first table's where a dataset is in several."""
+    from .tables import paper_metrics
+
+    if not section or section.get("transform", "none") != "none" or "paper_mean" not in comparison:
+        return None
+    names = [name for ours, name in paper_metrics(section) if ours == metric]
+    if not names:
+        return None
+    rows = comparison[comparison["metric"] == names[0]]
+    rows = rows.drop_duplicates(["dataset", "algorithm"])
+    means = rows["paper_mean"] / float(section.get("scale", 100.0)) * scale
+    return pd.DataFrame({"dataset": rows["dataset"], "algorithm": rows["algorithm"], "mean": means})
 
 
 def plot_weights_figure(
@@ -184,11 +264,10 @@ def timing_curves(records: Sequence[Mapping], vary: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
-def timing_table(curves: pd.DataFrame, x_label: str) -> str:
-    """The timing curves as a Markdown table: one row per (line, x), mean ±
-    standard error of each metric (the numbers behind the figure)."""
-    if curves.empty:
-        return "No timing records.\n"
+def timing_frame(curves: pd.DataFrame, x_label: str) -> pd.DataFrame:
+    """The timing curves as a wide table: one row per (line, x), mean ±
+    standard error of each metric (the numbers behind the figure), each
+    series beside its variants."""
     metrics = list(dict.fromkeys(curves["metric"]))
     rows = {}
     for point in curves.itertuples():
@@ -199,14 +278,35 @@ def timing_table(curves: pd.DataFrame, x_label: str) -> str:
     order = sorted(
         rows,
         key=lambda key: (
-            str(key[0]).removesuffix(" (dense)"),
+            _line_base(key[0])[0],
             str(key[0]),
             key[1] == "dense",
             float(key[1]) if key[1] != "dense" else 0.0,
         ),
     )
-    wide = pd.DataFrame([rows[key] for key in order], columns=columns).fillna("")
-    return wide.to_markdown(index=False) + "\n"
+    return pd.DataFrame([rows[key] for key in order], columns=columns).fillna("")
+
+
+def timing_table(curves: pd.DataFrame, x_label: str) -> str:
+    """:func:`timing_frame` as a Markdown table."""
+    if curves.empty:
+        return "No timing records.\n"
+    return timing_frame(curves, x_label).to_markdown(index=False) + "\n"
+
+
+def write_timing_page(curves: pd.DataFrame, x_label: str, title: str, path) -> None:
+    """:func:`timing_frame` as a page of the report, with what its series'
+    variants and units mean (:func:`curve_notes`)."""
+    from . import report_pages as pages
+
+    parts = [pages.heading(title, 1)]
+    if curves.empty:
+        parts.append(pages.paragraph("No timing records."))
+    else:
+        parts.append(pages.frame_table(timing_frame(curves, x_label)))
+        parts.append(pages.paragraph("mean ± standard error over repetitions.", "legend"))
+        parts += [pages.paragraph(note, "legend") for note in curve_notes(curves)]
+    pages.write_page(path, title, parts)
 
 
 def sweep_curves(
@@ -233,8 +333,23 @@ def dataset_curves(
     return curves(fits, points, metrics)
 
 
-# a line's label suffix -> how it is drawn beside the series it varies
-LINE_VARIANTS = {" (dense)": "--", ", wrapper": "-."}
+# a line's label suffix -> how it is drawn beside the series it varies: its
+# line style, its marker (hollow), and what it means (said under the figure)
+LINE_VARIANTS = {
+    " (dense)": ("--", "s", '"X (dense)": X on the exact, dense kernel bank'),
+    ", wrapper": (
+        "-.",
+        "^",
+        '"X, wrapper": X with every SVM solved to svm_tol before each weight step; '
+        "X alone interleaves a chunk of SVM steps with each weight step (Kloft et al. 2009, "
+        "sec. 2.4)",
+    ),
+}
+# metrics whose unit needs saying under the figure
+METRIC_NOTES = {
+    "in_F": "F: the floor, one pass forming the uniform kernel combination plus one SVM fit "
+    "on it, timed on the same bank in the same job",
+}
 
 
 def _line_base(line) -> tuple[str, str]:
@@ -242,10 +357,38 @@ def _line_base(line) -> tuple[str, str]:
     bank, dashed; "X, wrapper" is X with the SVM solved before every weight
     step, dash-dotted; any other line is its own series, solid."""
     label = str(line)
-    for suffix, style in LINE_VARIANTS.items():
+    for suffix, (style, _, _) in LINE_VARIANTS.items():
         if label.endswith(suffix):
             return label.removesuffix(suffix), style
     return label, "-"
+
+
+def _line_look(line, bases: list[str]) -> dict:
+    """How a line is drawn: a series in its own colour with filled circles; a
+    variant of it ("X (dense)", "X, wrapper") in the lighter shade of that
+    colour (matplotlib's tab20 pairs), its own line style and a hollow marker."""
+    import matplotlib
+
+    base, style = _line_base(line)
+    variant = next((v for v in LINE_VARIANTS if str(line).endswith(v)), None)
+    pair = 2 * (bases.index(base) % 10)
+    color = matplotlib.colormaps["tab20"](pair + (variant is not None))
+    if variant is None:
+        return {"color": color, "linestyle": style, "marker": "o"}
+    marker = LINE_VARIANTS[variant][1]
+    return {"color": color, "linestyle": style, "marker": marker, "markerfacecolor": "white"}
+
+
+def curve_notes(curves: pd.DataFrame) -> list[str]:
+    """What the figure's line variants and units mean (:data:`LINE_VARIANTS`,
+    :data:`METRIC_NOTES`), for those it draws."""
+    lines = [str(v) for v in curves["line"].unique()]
+    notes = [
+        note
+        for suffix, (_, _, note) in LINE_VARIANTS.items()
+        if any(v.endswith(suffix) for v in lines)
+    ]
+    return notes + [note for m, note in METRIC_NOTES.items() if m in set(curves["metric"])]
 
 
 def plot_curves(
@@ -258,7 +401,11 @@ def plot_curves(
     log_y_metrics: Sequence[str] = ("seconds",),
 ) -> None:
     """One panel per metric, one line per ``line`` value, error bars = std
-    (the papers' accuracy-versus-parameter and time-versus-size figures)."""
+    (the papers' accuracy-versus-parameter and time-versus-size figures); a
+    series and its variants share a hue (:func:`_line_look`), and the
+    figure says what the variants and units are (:func:`curve_notes`)."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -268,14 +415,12 @@ def plot_curves(
     if not metrics:
         save_notice(f"{title}: no data available", path_png, path_pdf)
         return
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.6 * len(metrics), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.8 * len(metrics), 4.0), squeeze=False)
+    bases = list(dict.fromkeys(_line_base(v)[0] for v in curves["line"]))
     for ax, metric in zip(axes[0], metrics, strict=True):
         sub = curves[curves["metric"] == metric]
-        # a series, its dense reference and its wrapper variant share a colour
-        bases = list(dict.fromkeys(_line_base(v)[0] for v in curves["line"]))
         for line, pts in sub.groupby("line", sort=False):
-            base, linestyle = _line_base(line)
-            color = f"C{bases.index(base) % 10}"
+            look = _line_look(line, bases)
             level = pts[pts["x"].isna()]  # a reference without an x (e.g. the dense bank)
             pts = pts[pts["x"].notna()].sort_values("x")
             if len(pts):
@@ -283,16 +428,14 @@ def plot_curves(
                     pts["x"],
                     pts["mean"],
                     yerr=pts["std"],
-                    marker="o",
-                    markersize=3,
+                    markersize=4,
                     capsize=2,
                     linewidth=1,
-                    linestyle=linestyle,
-                    color=color,
                     label=str(line),
+                    **look,
                 )
             for value in level["mean"]:
-                ax.axhline(value, linestyle=":", linewidth=1, color=color, label=str(line))
+                ax.axhline(value, linestyle=":", linewidth=1, color=look["color"], label=str(line))
         ax.set_xlabel(x_label)
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         if log_x:
@@ -301,20 +444,35 @@ def plot_curves(
             ax.set_yscale("log")
         ax.grid(alpha=0.3)
     # the legend of the panel where every line is drawn (the last among equals);
-    # more than six lines go below the panels, in columns
+    # more than six lines go below the panels, in columns; the notes below all
     counts = [len(ax.get_legend_handles_labels()[1]) for ax in axes[0]]
     legend_ax = axes[0][max(range(len(counts)), key=lambda k: (counts[k], k))]
     handles, labels = legend_ax.get_legend_handles_labels()
     if title:
         fig.suptitle(title, fontsize="medium")
-    if len(labels) > 6:
-        columns = min(5, (len(labels) + 1) // 2)
-        rows = -(-len(labels) // columns)
-        fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize="small")
-        fig.tight_layout(rect=(0, 0.06 * rows, 1, 1))
+    width = int(16 * 4.8 * len(metrics))  # characters of the notes across the figure
+    notes = [textwrap.fill(n, width) for n in curve_notes(curves)]
+    # heights below the panels, in inches: the notes, then the legend's rows
+    notes_height = 0.18 * sum(n.count("\n") + 1 for n in notes) + 0.1 if notes else 0.0
+    columns = min(5, (len(labels) + 1) // 2)
+    legend_height = 0.24 * -(-len(labels) // columns) + 0.1 if len(labels) > 6 else 0.0
+    height = fig.get_figheight() + notes_height + legend_height
+    fig.set_figheight(height)
+    if notes:
+        fig.text(0.01, 0.02 / height, "\n".join(notes), fontsize="small", va="bottom")
+    if legend_height:
+        fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=columns,
+            fontsize="small",
+            frameon=False,
+            bbox_to_anchor=(0.5, notes_height / height),
+        )
     else:
         legend_ax.legend(fontsize="small", frameon=False, loc="best")
-        fig.tight_layout()
+    fig.tight_layout(rect=(0, (notes_height + legend_height) / height, 1, 1))
     save_figure(fig, path_png, path_pdf)
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+from collections.abc import Mapping
+from pathlib import Path
 
 
 def one_line(exc: BaseException) -> str:
@@ -68,3 +70,20 @@ def run(snakemake, main) -> None:
         log.exception("unexpected error")
         raise
     log.info("done")
+
+
+def job_experiments(snakemake, digests: Mapping[str, str]) -> dict[str, dict]:
+    """The experiments a job reads, by name (``digests``: name -> the digest its
+    rule passed, :func:`mkl.workflow.config.experiment_digest`), loaded from the
+    run's files with the schemas beside the job's script (``workflow/schemas``)."""
+    from .config import load_job_experiments
+
+    schemas = Path(snakemake.scriptdir).parent / "schemas"
+    return load_job_experiments(snakemake.config, digests, schemas)
+
+
+def job_experiment(snakemake) -> dict:
+    """The experiment of a job whose params are ``experiment`` (its name) and
+    ``experiment_digest``."""
+    name = snakemake.params.experiment
+    return job_experiments(snakemake, {name: snakemake.params.experiment_digest})[name]

@@ -20,6 +20,7 @@ import pandas as pd
 
 from .._io import atomic_path, write_text
 from ..metrics import ALL_METRICS
+from . import report_pages as pages
 
 
 def read_fit_records(path: str | os.PathLike) -> list[dict]:
@@ -331,16 +332,18 @@ def paper_comparison(
     return pd.DataFrame(rows)
 
 
-def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataFrame]:
-    """One wide table per paper table (and metric, where the section compares
-    several), in the paper's order: a row per dataset
-    (the paper's name; with ours in parentheses where several of ours stand for
-    one of the paper's), a column per method (the paper's name), each cell
-    "ours (paper)", marked " *" where they differ by more than two of the
-    paper's standard deviations."""
+def paper_table_cells(
+    comparison: pd.DataFrame, paper: Mapping
+) -> dict[str, tuple[list[str], list[list[pd.Series | None]]]]:
+    """The layout of the paper's tables, one per paper table (and metric,
+    where the section compares several), in the paper's order: the row labels
+    (the paper's dataset names; with ours in parentheses where several of ours
+    stand for one of the paper's) and, row by row, the ``comparison`` row of
+    each method of ``paper["methods"]`` (None where the paper has no cell).
+    Keyed by the table's name, or "table, metric" when there are several
+    metrics."""
     out = {}
     names = paper.get("datasets", {})
-    methods = paper["methods"]
     metrics = [name for _, name in paper_metrics(paper)]
     for table, metric in itertools.product(paper["tables"], metrics):  # the paper's order
         datasets = paper["tables"][table]
@@ -348,25 +351,77 @@ def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataF
         if len(sub):
             sub = sub[(sub["table"] == table) & (sub["metric"] == metric)]
         shown = [names.get(ds, ds) for ds in datasets]
-        rows = []
+        labels, grid = [], []
         for ds, name in zip(datasets, shown, strict=True):
             # several of ours for one paper dataset (a sensitivity study): "iris (iris_bin)"
-            row = {"dataset": f"{name} ({ds})" if shown.count(name) > 1 else name}
-            for alg, pmethod in methods.items():
+            labels.append(f"{name} ({ds})" if shown.count(name) > 1 else name)
+            row = []
+            for alg in paper["methods"]:
                 hit = sub[(sub["dataset"] == ds) & (sub["algorithm"] == alg)] if len(sub) else sub
-                if len(hit) == 0:
-                    row[pmethod] = ""
-                    continue
-                h = hit.iloc[0]
-                mark = " *" if h["beyond_2sd"] else ""
-                if h.get("n_not_converged", 0):
-                    mark += f" {NOT_CONVERGED}"
-                row[pmethod] = f"{h['ours']} ({h['paper']}){mark}"
-            rows.append(row)
-        # one metric: the paper's table name; several: "table1, f_score"
-        key = table if len(metrics) == 1 else f"{table}, {metric}"
-        out[key] = pd.DataFrame(rows, columns=["dataset", *methods.values()])
+                row.append(hit.iloc[0] if len(hit) else None)
+            grid.append(row)
+        out[table if len(metrics) == 1 else f"{table}, {metric}"] = (labels, grid)
     return out
+
+
+def cell_marks(cell: pd.Series) -> str:
+    """The marks of a compared cell: " *" beyond two paper sd, " †" where fits
+    did not converge."""
+    mark = " *" if cell["beyond_2sd"] else ""
+    if cell.get("n_not_converged", 0):
+        mark += f" {NOT_CONVERGED}"
+    return mark
+
+
+def paper_tables(comparison: pd.DataFrame, paper: Mapping) -> dict[str, pd.DataFrame]:
+    """One wide table per paper table (:func:`paper_table_cells`): a row per
+    dataset, a column per method (the paper's name), each cell "ours (paper)",
+    marked " *" where they differ by more than two of the paper's standard
+    deviations."""
+    methods = list(paper["methods"].values())
+    out = {}
+    for key, (labels, grid) in paper_table_cells(comparison, paper).items():
+        rows = [
+            {
+                "dataset": label,
+                **{
+                    m: "" if h is None else f"{h['ours']} ({h['paper']}){cell_marks(h)}"
+                    for m, h in zip(methods, row, strict=True)
+                },
+            }
+            for label, row in zip(labels, grid, strict=True)
+        ]
+        out[key] = pd.DataFrame(rows, columns=["dataset", *methods])
+    return out
+
+
+def paper_tables_html(comparison: pd.DataFrame, paper: Mapping) -> list[str]:
+    """The paper's tables (:func:`paper_table_cells`) as HTML: under each
+    method, our mean ± std and the paper's in adjacent columns, ours shaded
+    and marked where the two differ by more than two of the paper's sd."""
+    methods = list(paper["methods"].values())
+    parts = []
+    for key, (labels, grid) in paper_table_cells(comparison, paper).items():
+        head = [
+            [pages.Cell(""), *(pages.Cell(m, span=2) for m in methods)],
+            [
+                pages.Cell("dataset", "row"),
+                *(pages.Cell(w) for _ in methods for w in ("ours", "paper")),
+            ],
+        ]
+        body = []
+        for label, row in zip(labels, grid, strict=True):
+            cells = [pages.Cell(label)]
+            for h in row:
+                if h is None:
+                    cells += [pages.value(None), pages.value(None)]
+                    continue
+                css = pages.BEYOND if h["beyond_2sd"] else ""
+                ours = pages.value(h["ours"] + cell_marks(h) if h["ours"] != "n/a" else None, css)
+                cells += [ours, pages.value(h["paper"], "paper")]
+            body.append(cells)
+        parts += [pages.heading(key), pages.table(head, body)]
+    return parts
 
 
 def write_paper_tables(
@@ -422,6 +477,61 @@ def not_converged_note(summary: pd.DataFrame) -> str:
     )
 
 
+RESULTS_LEGEND = pages.paragraph(
+    f"{pages.MISSING} the algorithm does not run on this dataset, or has no fits; "
+    f"{NOT_CONVERGED} some splits' fits did not converge (listed above the table); "
+    f"({FAILED}) splits whose fit raised an error.",
+    "legend",
+)
+
+
+def _status_css(row: pd.Series, column: str) -> str:
+    """The class of a results table cell: a note where fits failed or the
+    dataset is not available."""
+    text = str(row[column])
+    return "note" if column != "dataset" and (FAILED in text or NOT_AVAILABLE in text) else ""
+
+
+def comparison_html(comparison: pd.DataFrame) -> str:
+    """The comparison with the paper (:func:`paper_comparison`), a row per cell:
+    ours beside the paper's, the difference, ours shaded beyond two paper sd."""
+    head = [
+        [
+            pages.Cell(c, "row" if k < 4 else "")
+            for k, c in enumerate(
+                (
+                    "table",
+                    "metric",
+                    "dataset",
+                    "algorithm",
+                    "ours",
+                    "paper",
+                    "ours − paper",
+                    "splits",
+                )
+            )
+        ]
+    ]
+    body = []
+    for c in comparison.itertuples():
+        css = pages.BEYOND if c.beyond_2sd else ""
+        marks = cell_marks(pd.Series(c._asdict()))
+        ours = pages.value(c.ours + marks if c.ours != "n/a" else None, css)
+        body.append(
+            [
+                pages.Cell(c.table),
+                pages.Cell(c.metric, "row"),
+                pages.Cell(c.dataset, "row"),
+                pages.Cell(c.algorithm, "row"),
+                ours,
+                pages.value(c.paper, "paper"),
+                pages.number(c.difference),
+                pages.Cell(str(c.n_splits)),
+            ]
+        )
+    return pages.table(head, body)
+
+
 def unavailable_datasets(manifest_paths: Iterable[str | os.PathLike]) -> dict[str, str]:
     """Dataset -> reason, for the download manifests that say unavailable."""
     unavailable = {}
@@ -448,8 +558,10 @@ def aggregate(
     ``code_version`` of its fits: :mod:`mkl.workflow.provenance`), ``md`` (the
     results table with its caption), and beside the paper: ``paper_csv`` /
     ``paper_md`` (one row per cell) and ``paper_tables_md`` /
-    ``paper_tables_tex`` (the paper's tables in its order). Returns the fits
-    and the unavailable datasets.
+    ``paper_tables_tex`` (the paper's tables in its order). ``html``,
+    ``paper_html`` and ``paper_tables_html`` are the three tables as pages of
+    the report (:mod:`mkl.workflow.report_pages`). Returns the fits and the
+    unavailable datasets.
 
     A cell whose selected value of a grid parameter sat at an edge of its
     grid in more than half of its splits is marked in the results table
@@ -503,6 +615,12 @@ def aggregate(
         if log is not None:
             log.warning("%s", message)
     write_table(table, None, out["md"], caption)
+    pages.write_page(
+        out["html"],
+        f"{exp['name']}: results",
+        [pages.caption(caption), pages.frame_table(table, _status_css), RESULTS_LEGEND],
+    )
+    details = f"{exp.get('description', '')}{not_available}{unconverged}"
     if "paper" in exp:
         ref = pd.read_csv(paper_results)
         comparison = paper_comparison(summary, ref, exp["paper"], list(unavailable))
@@ -518,13 +636,74 @@ def aggregate(
         wide_caption = (
             f"# {exp['name']}: ours (paper), {measured}, "
             "mean ± std over splits; * where the two differ by more than two of the paper's "
-            f"standard deviations.\n\n{exp.get('description', '')}{not_available}"
-            f"{unconverged}"
+            f"standard deviations.\n\n{details}"
         )
+        beside = (
+            f"# {exp['name']} beside {exp['paper']['name']}: {measured}, mean ± std over splits"
+        )
+        wide_parts = [pages.caption(f"{beside}\n\n{details}")]
+        wide_parts += paper_tables_html(comparison, exp["paper"]) + [pages.BEYOND_LEGEND]
+        long_parts = [
+            pages.caption(
+                f"{beside}, cell by cell (paper numbers from paper_results.csv){not_available}"
+            ),
+            comparison_html(comparison),
+            pages.BEYOND_LEGEND,
+        ]
     else:
         comparison = pd.DataFrame({"note": ["this experiment names no paper table"]})
         caption = wide_caption = f"# {exp['name']}: no paper comparison"
         tables = {}
+        wide_parts = long_parts = [pages.caption(caption)]
     write_table(comparison, out["paper_csv"], out["paper_md"], caption)
     write_paper_tables(tables, out["paper_tables_md"], out["paper_tables_tex"], wide_caption)
+    pages.write_page(out["paper_html"], f"{exp['name']}: ours beside the paper", long_parts)
+    pages.write_page(out["paper_tables_html"], f"{exp['name']}: the paper's tables", wide_parts)
     return fits, unavailable
+
+
+def table_slice(
+    exp: Mapping,
+    fit_paths: Sequence[str | os.PathLike],
+    manifest_paths: Sequence[str | os.PathLike],
+    paper_results: str | os.PathLike,
+    dataset: str,
+    algorithm: str | None,
+    out: Mapping[str, str | os.PathLike],
+) -> pd.DataFrame:
+    """One slice of an experiment's tables, recomputed from its fit records:
+    the row of ``dataset`` (every algorithm, or ``algorithm`` alone) as the
+    aggregate stage computes it. ``csv``: the rows of results.csv (means and
+    std at full precision, the splits, the fits' code version); ``md``: the
+    results table's row and, where the experiment has a paper section, the
+    slice's cells beside the paper's (paper.md's rows, ours in the paper's
+    units at full precision: what docs/fidelity.csv records). Returns the
+    summary rows."""
+    from .experiment import METRIC_SCALES, runs_on, table_metric
+
+    unavailable = unavailable_datasets(manifest_paths)
+    algorithms = (
+        [algorithm] if algorithm else [a for a in exp["algorithms"] if runs_on(exp, a, dataset)]
+    )
+    fits = collect_fits(fit_paths)
+    fits = fits[(fits["dataset"] == dataset) & fits["algorithm"].isin(algorithms)]
+    summary = summarise(fits, {"dataset": [dataset], "algorithm": algorithms})
+    write_csv(summary, out["csv"])
+    metric = table_metric(exp)
+    table = results_table(
+        summary, metric, METRIC_SCALES.get(metric, 1.0), [dataset], algorithms, list(unavailable)
+    )
+    which = f"{dataset}, {algorithm}" if algorithm else dataset
+    md = [f"# {exp['name']}: the slice {which}, test {metric}, mean ± std over splits", ""]
+    md += [table.to_markdown(index=False), ""]
+    if "paper" in exp:
+        ref = pd.read_csv(paper_results)
+        comparison = paper_comparison(summary, ref, exp["paper"], list(unavailable))
+        if len(comparison):
+            mine = comparison["algorithm"].isin(algorithms) & (comparison["dataset"] == dataset)
+            comparison = comparison[mine]
+        if len(comparison):  # ours in the paper's units at full precision, as the record's
+            shown = comparison.to_markdown(index=False, floatfmt="")
+            md += [f"## beside {exp['paper']['name']}", "", shown, ""]
+    write_text(out["md"], "\n".join(md))
+    return summary

@@ -14,7 +14,7 @@ Paths (docs/design.md, data flow)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..model_selection import grid_points
 from .experiment import algorithm as algorithm_entry
@@ -58,6 +58,39 @@ def fit_files(
         f"results/fits/{name}/{ds}/{alg}/splits_{first}-{last}.json"
         for ds, alg, first, last in fit_batches(exp, available, per_job)
     ]
+
+
+def slice_fit_files(
+    exp: Mapping,
+    dataset: str,
+    algorithm: str | None,
+    available: Callable[[str], bool],
+    per_job: int,
+    all_algorithms: bool = False,
+) -> list[str]:
+    """The fit records a slice of the experiment's table reads (the
+    table_slice rules): those of ``dataset`` (none if ``available(dataset)``
+    says it cannot be obtained: asked once the names are checked)
+    and, with an ``algorithm``, of that algorithm alone where the fit jobs are
+    per algorithm (a job of every algorithm, ``all_algorithms``, holds the
+    others' records too: the slice reads its own). A dataset or algorithm the
+    experiment does not have, or an algorithm that does not run on the
+    dataset, is refused by name."""
+    if dataset not in exp["datasets"]:
+        raise ValueError(
+            f"experiment {exp['name']} has no dataset {dataset!r} ({', '.join(exp['datasets'])})"
+        )
+    if algorithm is not None and algorithm not in exp["algorithms"]:
+        raise ValueError(
+            f"experiment {exp['name']} has no algorithm {algorithm!r} "
+            f"({', '.join(exp['algorithms'])})"
+        )
+    if algorithm is not None and not runs_on(exp, algorithm, dataset):
+        raise ValueError(f"experiment {exp['name']} does not run {algorithm} on {dataset}")
+    paths = fit_files(exp, [dataset] if available(dataset) else [], per_job, all_algorithms)
+    if algorithm is None or all_algorithms:
+        return paths
+    return [p for p in paths if p.startswith(f"results/fits/{exp['name']}/{dataset}/{algorithm}/")]
 
 
 def dataset_algorithms(exp: Mapping, dataset: str) -> list[str]:
@@ -143,6 +176,13 @@ def unusable_target(name: str) -> str:
     """The one target of an experiment whose file cannot be used: its job fails
     with the file's error (rule ``unusable_experiment``), and only it."""
     return f"results/unusable/{name}.txt"
+
+
+def built_targets(experiments: Mapping[str, Mapping], exists) -> list[str]:
+    """The targets of every experiment (:func:`experiment_targets`) that are on
+    disk (``exists(path)``): what ``snakemake --report report.html built``
+    reports beside the default target."""
+    return [path for path in experiment_targets(experiments, list(experiments)) if exists(path)]
 
 
 def experiment_targets(

@@ -166,14 +166,26 @@ def test_the_stage_writes_its_files(tmp_path):
     quick = _summary([("a", "alg1", 0.83, 0.01, 3), ("a", "alg2", 0.74, 0.02, 3)])
     quick.to_csv(tmp_path / "quick.csv", index=False)
     PAPER.assign(note="").to_csv(tmp_path / "paper.csv", index=False)
-    out = {k: tmp_path / f"fidelity.{k}" for k in ("csv", "md", "png", "pdf")}
+    out = {k: tmp_path / f"fidelity.{k}" for k in ("csv", "md", "html", "png", "pdf")}
     summary = fidelity(
         EXPERIMENTS, {"quick": tmp_path / "quick.csv"}, [], tmp_path / "paper.csv", out
     )
     assert summary.iloc[-1]["compared"] == 2
     assert len(pd.read_csv(out["csv"])) == len(PAPER)
     md = out["md"].read_text()
-    assert "## Summary" in md and "## p, t1" in md and "not run: experiment q" in md
+    assert "## Summary" in md and "not run: experiment q" in md
+    # per paper, those with compared cells first: a sentence of counts, the
+    # compared cells, then the others, one line per status
+    p, q = md[md.index("## p") : md.index("## q")], md[md.index("## q") :]
+    assert "5 cells, 2 compared: 1 of the 2 with a paper sd within two sd" in p
+    assert p.index("| t1      | A ") < p.index("- not run: experiment p: 2 cells (t1 accuracy (2))")
+    assert "- not compared: no experiment maps this cell: 1 cells (t1 f_score (1))" in p
+    assert "| t2 " not in q and "- not run: experiment q: 3 cells" in q
+    # the page: ours beside the paper's, alg2's 74 against 70 +- 1 shaded, the
+    # cells without our numbers folded
+    page = out["html"].read_text()
+    assert page.count('class="beyond"') == 1 and "74.00 ± 2.00 *" in page
+    assert page.count("<details>") == 3 and "80.00 ± 2.00" in page
     assert out["png"].stat().st_size > 1000 and out["pdf"].stat().st_size > 1000
     # nothing run at all: the tables say so and the figure is a notice
     fidelity(EXPERIMENTS, {}, [], tmp_path / "paper.csv", out)

@@ -72,6 +72,8 @@ def test_closure_of_an_algorithm_family_is_its_own_code():
         # stage checks experiment files against it
         ("algorithms/registry.py", ["fit_level", "fit_smkl", "fit_uniform", "tables"]),
         ("workflow/tables.py", ["tables"]),
+        # the tables' pages in the report
+        ("workflow/report_pages.py", ["tables"]),
         ("workflow/figures.py", []),
     ],
 )

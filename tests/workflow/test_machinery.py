@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -782,6 +783,60 @@ def test_experiment_targets_are_tables_and_figures():
     assert targets.experiment_targets(experiments, "demo") == demo
     assert targets.experiment_targets(experiments, ["bare", "demo"]) == bare + demo
     assert targets.experiment_targets(experiments, []) == []
+
+
+def test_built_targets_are_the_experiment_targets_on_disk():
+    experiments = {"demo": targets_experiment(), "bare": {"name": "bare"}}
+    on_disk = {"results/tables/bare/results.md", "results/figures/demo/time_n.png"}
+    assert targets.built_targets(experiments, on_disk.__contains__) == [
+        "results/figures/demo/time_n.png",
+        "results/tables/bare/results.md",
+    ]
+
+
+def test_a_table_slice_reads_its_dataset_s_fit_records_and_refuses_what_is_not_run():
+    exp = targets_experiment()  # two splits per job: b has 2 repetitions, a 3
+    assert targets.slice_fit_files(exp, "b", None, bool, 2) == [
+        f"results/fits/demo/b/{alg}/splits_0-1.json" for alg in ("uniform", "level", "linear")
+    ]
+    assert targets.slice_fit_files(exp, "a", "gmkl", bool, 2) == [
+        "results/fits/demo/a/gmkl/splits_0-1.json",
+        "results/fits/demo/a/gmkl/splits_2-2.json",
+    ]
+    # one job fits every algorithm of the dataset: the slice reads its files
+    assert targets.slice_fit_files(exp, "b", "level", bool, 2, all_algorithms=True) == [
+        "results/fits/demo/b/splits_0-1.json"
+    ]
+    assert (
+        targets.slice_fit_files(exp, "a", "level", lambda ds: ds != "a", 1) == []
+    )  # not available
+    for dataset, algorithm, message in [
+        ("c", None, "has no dataset 'c'"),
+        ("a", "smkl", "has no algorithm 'smkl'"),
+        ("b", "gmkl", "does not run gmkl on b"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            targets.slice_fit_files(exp, dataset, algorithm, pytest.fail, 1)  # asked first
+
+
+def test_a_job_loads_the_experiment_its_params_name_and_refuses_an_edited_file(tmp_path, registry):
+    """The report-facing rules pass an experiment's name and digest, not the
+    experiment: the job loads it as the Snakefile did, and refuses a file that
+    changed after the run was planned."""
+    from mkl.workflow.config import experiment_digest, load_job_experiments
+
+    directory = tmp_path / "experiments"
+    shutil.copytree(REPO / "config" / "experiments", directory)
+    config = {"experiments_dir": str(directory), "registry": str(REPO / "config/datasets.yaml")}
+    planned = load_experiments(directory, registry, SCHEMAS)
+    digests = {name: experiment_digest(planned[name]) for name in ("quick", "xu2010_smkl")}
+    assert load_job_experiments(config, digests, SCHEMAS) == {
+        name: planned[name] for name in digests
+    }
+    edited = directory / "quick.yaml"
+    edited.write_text(edited.read_text().replace("repetitions: 3", "repetitions: 4"))
+    with pytest.raises(ConfigError, match="quick.yaml changed after this run was planned"):
+        load_job_experiments(config, digests, SCHEMAS)
 
 
 # ================================================================== resources

@@ -32,6 +32,8 @@ from ..conftest import REPO, SHARED
 README = (REPO / "README.md").read_text()
 DESIGN = (REPO / "docs" / "design.md").read_text()
 QUICK_TABLES = ("results.md", "paper.md", "paper_tables.md")
+# the tables as the report shows them (pages drawn from the same data)
+QUICK_REPORT_TABLES = ("results.html", "paper.html", "paper_tables.html")
 QUICK_FIGURE = "results.png"
 # the libraries the workflow extra adds: none may be importable beside the library alone
 WORKFLOW_ONLY = ("snakemake", "pandas", "matplotlib", "yaml", "tabulate", "rdata")
@@ -626,7 +628,7 @@ def _check_report(env: Env) -> list[str]:
         html_name = words[words.index("--report") + 1]
         html = (env.repo / html_name).read_text(errors="replace")
         # Snakemake 9 embeds each report() item as a data URI, keyed by its path
-        items = [env.repo / "results" / "tables" / "quick" / n for n in QUICK_TABLES]
+        items = [env.repo / "results" / "tables" / "quick" / n for n in QUICK_REPORT_TABLES]
         items.append(env.repo / "results" / "figures" / "quick" / QUICK_FIGURE)
         for item in items:
             key = item.relative_to(env.repo).as_posix()

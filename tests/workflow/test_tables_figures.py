@@ -13,6 +13,7 @@ from mkl.workflow.tables import (
     collect_fits,
     paper_comparison,
     paper_tables,
+    paper_tables_html,
     results_table,
     summarise,
     write_paper_tables,
@@ -161,6 +162,12 @@ def test_paper_tables_in_the_papers_order_with_marks_and_missing_datasets(tmp_pa
     assert wide.loc[1, "uw"] == "90.0 ± 1.0 (90.5 ± 1.0)"
     assert wide.loc[1, "memo"] == "80.0 ± 2.0 (70.0 ± 2.0) *"  # 10 > 2 x 2
     assert wide.loc[2, "uw"].startswith("not available (60.0 ± 3.0)")
+    # the page: ours and the paper's in adjacent columns, ours shaded beyond two
+    # paper sd, no number as "–" (the paper has no memo cell on c)
+    page = "".join(paper_tables_html(cmp, paper))
+    assert '<td class="beyond">80.0 ± 2.0 *</td><td class="paper">70.0 ± 2.0</td>' in page
+    assert '<td>90.0 ± 1.0</td><td class="paper">90.5 ± 1.0</td>' in page
+    assert '<th class="row">c</th><td class="missing">–</td><td class="missing">–</td>' in page
     write_paper_tables({"t": wide}, tmp_path / "p.md", tmp_path / "p.tex", "caption")
     tex = (tmp_path / "p.tex").read_text()
     assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "±" not in tex
@@ -347,11 +354,13 @@ def test_a_regression_experiment_is_tabled_by_rmse(tmp_path):
     }
     out = {k: tmp_path / f"{k}.out" for k in ("per_split", "csv", "md", "paper_csv", "paper_md")}
     out.update(paper_tables_md=tmp_path / "pt.md", paper_tables_tex=tmp_path / "pt.tex")
+    out.update({k: tmp_path / f"{k}.html" for k in ("html", "paper_html", "paper_tables_html")})
     fits, _ = aggregate(exp, paths, [], tmp_path / "none.csv", out)
     assert fits["rmse"].tolist() == [3.213, 55.2, 57.4] and fits["accuracy"].isna().all()
     md = out["md"].read_text()
     assert "test RMSE, mean ± std over splits" in md
     assert "| 56.3 ± 1.6 |" in md and " 3.21 |" in md
+    assert "<td>56.3 ± 1.6</td>" in out["html"].read_text()
 
 
 def _grid_record(dataset, algorithm, split, selected, grid, failed=False):
@@ -416,6 +425,7 @@ def test_a_value_selected_at_a_grid_edge_in_most_splits_marks_the_cell(tmp_path)
     }
     out = {k: tmp_path / f"{k}.out" for k in ("per_split", "csv", "md", "paper_csv", "paper_md")}
     out.update(paper_tables_md=tmp_path / "pt.md", paper_tables_tex=tmp_path / "pt.tex")
+    out.update({k: tmp_path / f"{k}.html" for k in ("html", "paper_html", "paper_tables_html")})
     log = logging.getLogger("test_grid_edges")
     with pytest.MonkeyPatch.context() as mp:
         warned = []

@@ -21,9 +21,12 @@ from mkl.workflow import experiment, files, hashing, provenance, resources, targ
 from mkl.workflow.config import (
     ConfigError,
     check_targets,
+    experiment_digest,
+    experiments_dir,
     load_config,
     load_experiments,
     load_registry,
+    registry_path,
 )
 from mkl.workflow.dataset_registry import mirror_copies
 
@@ -34,8 +37,8 @@ SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 UNUSABLE_EXPERIMENTS = {}
 try:
     load_config(config, SCHEMAS)
-    EXPERIMENTS_DIR = Path(config.get("experiments_dir", "config/experiments"))
-    DATASETS = load_registry(config.get("registry", "config/datasets.yaml"), SCHEMAS)
+    EXPERIMENTS_DIR = experiments_dir(config)
+    DATASETS = load_registry(registry_path(config), SCHEMAS)
     EXPERIMENTS = load_experiments(EXPERIMENTS_DIR, DATASETS, SCHEMAS, UNUSABLE_EXPERIMENTS)
     check_targets(config, EXPERIMENTS, EXPERIMENTS_DIR, UNUSABLE_EXPERIMENTS)
 except ConfigError as exc:
@@ -65,6 +68,15 @@ FIDELITY_HASH = hashing.source_hash(hashing.FIDELITY)
 def experiment_sha256(name):
     """The hash of the experiment's file (mkl.workflow.provenance): its tables carry it."""
     return provenance.file_sha256(provenance.experiment_file(EXPERIMENTS_DIR, name))
+
+
+@functools.cache
+def experiment_hash(name):
+    """The digest of a loaded experiment (mkl.workflow.config.experiment_digest): a job
+    that reads the experiment takes its name and this digest as params, and loads it
+    (mkl.workflow.jobs.job_experiment), so that its info panel in the report names
+    the experiment instead of holding all of it."""
+    return experiment_digest(EXPERIMENTS[name])
 
 
 @functools.cache
@@ -183,6 +195,26 @@ def fit_files(experiment_name):
     per_job = targets.splits_per_job(exp, config)
     paths = targets.fit_files(exp, available, per_job, targets.batch_algorithms(exp, config))
     return [checked(p) for p in paths]
+
+
+def slice_fit_files(w):
+    """The fit records of a table slice: its dataset's, or its algorithm's on it."""
+    exp = EXPERIMENTS[w.experiment]
+    per_job = targets.splits_per_job(exp, config)
+    batch = targets.batch_algorithms(exp, config)
+    algorithm = getattr(w, "algorithm", None)
+    try:
+        paths = targets.slice_fit_files(
+            exp, w.dataset, algorithm, dataset_available, per_job, batch
+        )
+    except ValueError as exc:
+        raise WorkflowError(str(exc))
+    return [checked(p) for p in paths]
+
+
+def built_targets():
+    """Every experiment's targets already on disk: `built` reports them all."""
+    return targets.built_targets(EXPERIMENTS, os.path.exists)
 
 
 def bank_files(w):

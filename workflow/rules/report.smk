@@ -7,29 +7,33 @@ rule aggregate:
         manifests=lambda w: [download_manifest(ds) for ds in EXPERIMENTS[w.experiment]["datasets"]],
     output:
         csv="results/tables/{experiment}/results.csv",
-        md=report(
-            "results/tables/{experiment}/results.md",
+        md="results/tables/{experiment}/results.md",
+        html=report(
+            "results/tables/{experiment}/results.html",
             caption="../report/results.rst",
             category="{experiment}",
             subcategory="tables",
         ),
         per_split="results/tables/{experiment}/per_split.csv",
         paper_csv="results/tables/{experiment}/paper.csv",
-        paper_md=report(
-            "results/tables/{experiment}/paper.md",
+        paper_md="results/tables/{experiment}/paper.md",
+        paper_html=report(
+            "results/tables/{experiment}/paper.html",
             caption="../report/paper.rst",
             category="{experiment}",
             subcategory="tables",
         ),
-        paper_tables_md=report(
-            "results/tables/{experiment}/paper_tables.md",
+        paper_tables_md="results/tables/{experiment}/paper_tables.md",
+        paper_tables_html=report(
+            "results/tables/{experiment}/paper_tables.html",
             caption="../report/paper_tables.rst",
             category="{experiment}",
             subcategory="tables",
         ),
         paper_tables_tex="results/tables/{experiment}/paper_tables.tex",
     params:
-        experiment=lambda w: EXPERIMENTS[w.experiment],
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
         config_sha256=lambda w: experiment_sha256(w.experiment),
         paper_results=config.get("paper_results", "resources/paper_results.csv"),
         source_hash=TABLES_HASH,
@@ -42,9 +46,42 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
+# One slice of an experiment's table, recomputed from its fit records (and the
+# fits it needs, if they are missing or out of date): a dataset's row, or one
+# cell. `snakemake --cores 2 results/tables/quick/slices/sonar/gmkl.md`
+rule table_slice:
+    input:
+        fits=lambda w: slice_fit_files(w),
+        manifests=lambda w: [download_manifest(w.dataset)],
+    output:
+        csv="results/tables/{experiment}/slices/{dataset}.csv",
+        md="results/tables/{experiment}/slices/{dataset}.md",
+    params:
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
+        paper_results=config.get("paper_results", "resources/paper_results.csv"),
+        source_hash=TABLES_HASH,
+    log:
+        "results/logs/table_slice/{experiment}/{dataset}.log",
+    localrule: True
+    conda:
+        "../../envs/mkl.yaml"
+    script:
+        "../scripts/table_slice.py"
+
+
+use rule table_slice as table_slice_algorithm with:
+    output:
+        csv="results/tables/{experiment}/slices/{dataset}/{algorithm}.csv",
+        md="results/tables/{experiment}/slices/{dataset}/{algorithm}.md",
+    log:
+        "results/logs/table_slice/{experiment}/{dataset}/{algorithm}.log",
+
+
 rule figures:
     input:
-        "results/tables/{experiment}/per_split.csv",
+        per_split="results/tables/{experiment}/per_split.csv",
+        paper="results/tables/{experiment}/paper.csv",
     output:
         png=report(
             "results/figures/{experiment}/results.png",
@@ -54,7 +91,8 @@ rule figures:
         ),
         pdf="results/figures/{experiment}/results.pdf",
     params:
-        experiment=lambda w: EXPERIMENTS[w.experiment],
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
         source_hash=FIGURES_HASH,
     log:
         "results/logs/figures/{experiment}.log",
@@ -84,7 +122,8 @@ rule weights_figure:
     wildcard_constraints:
         figure=figures_of_kind("weights"),
     params:
-        experiment=lambda w: EXPERIMENTS[w.experiment],
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
         source_hash=figure_hash,
     log:
         "results/logs/weights_figure/{experiment}/{figure}.log",
@@ -109,7 +148,8 @@ rule curve_figure:
     wildcard_constraints:
         figure=figures_of_kind("sweep", "datasets"),
     params:
-        experiment=lambda w: EXPERIMENTS[w.experiment],
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
         source_hash=FIGURES_HASH,
     log:
         "results/logs/curve_figure/{experiment}/{figure}.log",
@@ -158,10 +198,17 @@ rule timing_figure:
         pdf="results/figures/{experiment}/{figure}.pdf",
         json="results/figures/{experiment}/{figure}.json",
         md="results/figures/{experiment}/{figure}.md",
+        html=report(
+            "results/figures/{experiment}/{figure}.html",
+            caption="../report/timing_table.rst",
+            category="{experiment}",
+            subcategory="tables",
+        ),
     wildcard_constraints:
         figure=figures_of_kind("timing"),
     params:
-        experiment=lambda w: EXPERIMENTS[w.experiment],
+        experiment=lambda w: w.experiment,
+        experiment_digest=lambda w: experiment_hash(w.experiment),
         source_hash=FIGURES_HASH,
     log:
         "results/logs/timing_figure/{experiment}/{figure}.log",
@@ -178,8 +225,9 @@ rule fidelity:
         manifests=fidelity_manifests,
     output:
         csv="results/tables/fidelity.csv",
-        md=report(
-            "results/tables/fidelity.md",
+        md="results/tables/fidelity.md",
+        html=report(
+            "results/tables/fidelity.html",
             caption="../report/fidelity.rst",
             category="fidelity",
         ),
@@ -190,7 +238,7 @@ rule fidelity:
         ),
         pdf="results/figures/fidelity.pdf",
     params:
-        experiments=lambda w: {e: exp for e, exp in EXPERIMENTS.items() if "paper" in exp},
+        experiments={e: experiment_hash(e) for e, exp in EXPERIMENTS.items() if "paper" in exp},
         names=fidelity_experiments(),
         paper_results=config.get("paper_results", "resources/paper_results.csv"),
         source_hash=FIDELITY_HASH,

@@ -6,10 +6,11 @@ from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
+    from mkl.workflow.jobs import job_experiment
     from mkl.workflow.tables import aggregate
 
     fits, unavailable = aggregate(
-        snakemake.params.experiment,
+        job_experiment(snakemake),
         snakemake.input.fits,
         snakemake.input.manifests,
         snakemake.params.paper_results,

@@ -10,8 +10,9 @@ def main(snakemake, log):
 
     from mkl._io import write_json
     from mkl.workflow import experiment, figures
+    from mkl.workflow.jobs import job_experiment
 
-    exp = snakemake.params.experiment
+    exp = job_experiment(snakemake)
     spec = exp["figures"][snakemake.wildcards.figure]
     fits = pd.read_csv(snakemake.input[0])
     if spec["kind"] == "sweep":

@@ -1,15 +1,16 @@
 """Rule fidelity: every cell of the papers' tables beside ours, from the
 results tables of the experiments that have been run (the others are listed
-as not run) -> results/tables/fidelity.{csv,md}, results/figures/fidelity.{png,pdf}."""
+as not run) -> results/tables/fidelity.{csv,md,html}, results/figures/fidelity.{png,pdf}."""
 
 from mkl.workflow.jobs import run
 
 
 def main(snakemake, log):
     from mkl.workflow.fidelity import fidelity
+    from mkl.workflow.jobs import job_experiments
 
     summary = fidelity(
-        snakemake.params.experiments,
+        job_experiments(snakemake, snakemake.params.experiments),
         dict(zip(snakemake.params.names, snakemake.input.tables, strict=True)),
         snakemake.input.manifests,
         snakemake.params.paper_results,

@@ -4,7 +4,8 @@ Kloft et al. 2009, Fig. 1); a second panel gives the same times in units of the
 floor F, a third the test accuracy where the figure draws test points. The
 points of a ``compare_with`` figure (the dense bank) are drawn beside, dashed,
 for the series this figure has; a wrapper variant ("X, wrapper") dash-dotted.
-The numbers behind the figure are also written as a Markdown table."""
+The numbers behind the figure are also written as a Markdown table and as a
+page of the report."""
 
 from mkl.workflow.jobs import run
 
@@ -14,8 +15,9 @@ def main(snakemake, log):
 
     from mkl._io import atomic_path, write_json
     from mkl.workflow import figures
+    from mkl.workflow.jobs import job_experiment
 
-    exp = snakemake.params.experiment
+    exp = job_experiment(snakemake)
     spec = exp["figures"][snakemake.wildcards.figure]
     records = []
     for path in snakemake.input:
@@ -42,6 +44,7 @@ def main(snakemake, log):
     )
     with atomic_path(snakemake.output.md) as tmp, open(tmp, "w") as fh:
         fh.write(f"{title}\n\n" + figures.timing_table(curves, x_label))
+    figures.write_timing_page(curves, x_label, title, snakemake.output.html)
     write_json(
         snakemake.output.json,
         {

@@ -12,8 +12,9 @@ def main(snakemake, log):
     from mkl.banks.kernel_bank import KernelBank
     from mkl.workflow import experiment, figures
     from mkl.workflow.evaluation import algorithm_bank
+    from mkl.workflow.jobs import job_experiment
 
-    exp = snakemake.params.experiment
+    exp = job_experiment(snakemake)
     spec = exp["figures"][snakemake.wildcards.figure]
     full = KernelBank.load(snakemake.input.bank)
     series, labels = {}, None
