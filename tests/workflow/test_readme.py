@@ -31,6 +31,7 @@ from ..conftest import REPO, SHARED
 
 README = (REPO / "README.md").read_text()
 DESIGN = (REPO / "docs" / "design.md").read_text()
+LIBRARY = (REPO / "docs" / "library.md").read_text()  # the library's examples beyond the README's
 QUICK_TABLES = ("results.md", "paper.md", "paper_tables.md")
 # the tables as the report shows them (pages drawn from the same data)
 QUICK_REPORT_TABLES = ("results.html", "paper.html", "paper_tables.html")
@@ -88,8 +89,11 @@ def library_installs(text: str = README) -> list[str]:
     raise AssertionError("the library section has no `pip install` command")
 
 
-def library_examples(text: str = README) -> list[str]:
-    return [b.code for b in code_blocks(text) if b.section == "The library" and b.lang == "python"]
+def library_examples(text: str = README, page: str = LIBRARY) -> list[str]:
+    """The python blocks of the README's library section, then every python
+    block of docs/library.md (the page it sends the library's reader to)."""
+    ours = [b.code for b in code_blocks(text) if b.section == "The library" and b.lang == "python"]
+    return ours + [b.code for b in code_blocks(page) if b.lang == "python"]
 
 
 def target_table(text: str = README) -> list[str]:
@@ -369,6 +373,7 @@ def test_readme_commands_are_found():
     assert shlex.split(first)[-1] == "."
     assert all(shlex.split(extra)[-1].startswith(".[") for extra in extras)
     assert library_examples(), "the library section has no python example"
+    assert len(library_examples()) > len(library_examples(page="")), "docs/library.md has none"
     assert {"quick", "yang2011_gmkl", "kloft2009_lpmkl"} <= set(target_table())
     for target in target_table():
         assert (REPO / "config" / "experiments" / f"{target}.yaml").is_file(), target
@@ -384,10 +389,17 @@ def test_commands_that_only_name_targets_join_one_dry_run():
 
 def test_readme_paths_exist():
     """Every repository path the README, and the documents it sends readers to
-    (config/README.md, docs/results.md), name in backticks or links exists."""
-    linked = ["config/README.md", "docs/results.md", "docs/design.md", "docs/protocols.md"]
+    (config/README.md, docs/results.md, docs/library.md), name in backticks
+    or links exists."""
+    linked = [
+        "config/README.md",
+        "docs/results.md",
+        "docs/library.md",
+        "docs/design.md",
+        "docs/protocols.md",
+    ]
     assert all(f"]({doc})" in README for doc in linked)
-    text = README + "".join((REPO / doc).read_text() for doc in linked[:2])
+    text = README + "".join((REPO / doc).read_text() for doc in linked[:3])
     spans = re.findall(r"`([^`\s]+)`", text)
     roots = ("mkl/", "tests/", "docs/", "workflow/", "config/", "profiles/", "benchmarks/")
     named = {s.rstrip(".,:;") for s in spans if s.startswith(roots) and "{" not in s}
@@ -400,7 +412,7 @@ def test_readme_module_names_exist():
     """Every dotted ``mkl.…`` name the README gives in backticks imports."""
     import importlib
 
-    names = set(re.findall(r"`(mkl(?:\.\w+)+)`", README))
+    names = set(re.findall(r"`(mkl(?:\.\w+)+)`", README + LIBRARY))
     assert names
     for name in sorted(names):
         parts = name.split(".")
@@ -416,12 +428,14 @@ def test_readme_module_names_exist():
 
 
 def test_python_examples_run_here(tmp_path, request):
-    """Every ```python block of the README, in the current environment. When
-    this session also runs the fresh-environment test below, that test runs
-    the library section's blocks (with the library alone installed, the
+    """Every ```python block of the README and of docs/library.md, in the
+    current environment. When this session also runs the fresh-environment
+    test below, that test runs the library's blocks (the README's library
+    section and docs/library.md, with the library alone installed, the
     stricter check), and only the other sections' blocks run here: each
     block runs once per session."""
-    blocks = [b for b in code_blocks() if b.lang == "python"]
+    page = [Block(b.lang, b.code, "The library") for b in code_blocks(LIBRARY)]
+    blocks = [b for b in code_blocks() + page if b.lang == "python"]
     assert blocks
     library_alone = test_the_library_alone_then_command_1_in_a_fresh_environment.__name__
     if any(item.name == library_alone for item in request.session.items):
