@@ -14,6 +14,8 @@ import pytest
 import mkl
 from mkl import DegenerateKernelWarning, InputError, MultipleKernelClassifier
 from mkl.banks.factor_bank import FactorBank
+from mkl.banks.kernel_bank import KernelBank
+from mkl.kernels.specs import KernelSpec
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +117,146 @@ def test_labels_of_mixed_kinds_are_named(data, fit):
     mixed = np.array(["yes" if label else 0 for label in y], dtype=object)
     with pytest.raises(InputError, match=r"y mixes kinds of class labels: .*number .*text"):
         fit(X, mixed)
+
+
+# --- issue 60, section 3, the rest: refused or warned, each naming the cause -------
+
+
+def _specs(M):
+    return [KernelSpec("gaussian", float(2**m)) for m in range(M)]
+
+
+def test_a_kernel_bank_with_nan_on_a_diagonal_is_refused_when_made():
+    """A NaN feature of row i makes row i of every kernel NaN, its diagonal
+    entry included: the constructor reads the diagonal (M n entries) and
+    names the kernel, its label and the entry; a NaN off the diagonal is named
+    by the fit's validation pass, with its entry."""
+    n = 6
+    y = np.arange(n) % 2
+    train = np.stack([np.eye(n)] * 3)
+    train[1, 2, :] = train[1, :, 2] = np.nan
+    with pytest.raises(
+        InputError, match=r"kernel 1 \(gaussian\(2\)@all\) is nan at entry \(2, 2\).*row 2"
+    ):
+        KernelBank(train=train, specs=_specs(3), y_train=y)
+    train = np.stack([np.eye(n)] * 3)
+    train[2, 1, 4] = train[2, 4, 1] = np.inf
+    bank = KernelBank(train=train, specs=_specs(3), y_train=y)  # checked by the fit
+    with pytest.raises(InputError, match=r"K\[2\] contains NaN or inf \(first at entry \(1, 4\)"):
+        mkl.make_estimator("uniform").fit(bank)
+
+
+@pytest.mark.parametrize("name", ["uniform", "simplemkl", "level"])
+@pytest.mark.parametrize("factored", [False, True], ids=["dense", "factors"])
+def test_a_zero_kernel_is_named(data, name, factored):
+    """A zero kernel adds nothing to any combination, yet uniform gave it 1/2
+    and lp_newton 0.14 without a word: the fit warns, naming it (from the
+    traces: the diagonal, or the factors' column norms)."""
+    X, y = data
+    if factored:
+        bank = FactorBank.from_matrix(
+            np.hstack([X, np.zeros((len(y), 2))]), [4, 2], names=["linear", "zero"]
+        )
+        named = "zero"
+    else:
+        bank = np.stack([X @ X.T, np.zeros((len(y), len(y)))])
+        named = r"K\[1\]"
+    with pytest.warns(DegenerateKernelWarning, match=rf"1 of the 2 kernels are zero .*: {named}\."):
+        mkl.make_estimator(name, C=1.0).fit(bank, y)
+    with warnings.catch_warnings():  # a bank without one: no warning
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        mkl.make_estimator(name, C=1.0).fit(np.stack([X @ X.T, (X @ X.T) ** 2]), y)
+
+
+def test_a_zero_diagonal_beside_nonzero_entries_is_refused_as_indefinite(data):
+    """|K_ij| <= sqrt(K_ii K_jj) for a PSD kernel: a zero diagonal with any
+    other entry nonzero proves it indefinite (the validation pass has the
+    diagonal; only such kernels are read again)."""
+    X, y = data
+    bad = np.zeros((len(y), len(y)))
+    bad[3, 7] = bad[7, 3] = 0.5
+    with pytest.raises(InputError, match=r"K\[1\] is not positive semidefinite: smallest eig"):
+        mkl.make_estimator("simplemkl").fit(np.stack([X @ X.T, bad]), y)
+
+
+def _indefinite_average_bank(rng, n=40):
+    """Three kernels G_m - c uu', u = y / ||y||, c such that their average's
+    smallest eigenvalue is about -1.9 (the issue's bank); diagonals positive."""
+    from .conftest import random_problem
+
+    _, y, K = random_problem(rng, n=n, M=3)
+    u = y / np.linalg.norm(y)
+    c = u @ K.mean(0) @ u + 1.9
+    return K - c * np.outer(u, u)[None], y
+
+
+@pytest.mark.parametrize("name", ["uniform", "simplemkl", "level"])
+def test_an_indefinite_average_kernel_is_refused(rng, name):
+    """Issue 60's bank whose average kernel has a clearly negative eigenvalue:
+    the quadratic forms the methods compute anyway (q_m, or the combined
+    kernel's form after uniform's SVM) are the certificate. (Its other bank,
+    one kernel whose eigenvalue -5% of its largest lies where the solution's
+    form stays positive, passes: docs/design.md, "Input checks".)"""
+    K, y = _indefinite_average_bank(rng)
+    assert -2.5 < np.linalg.eigvalsh(K.mean(0))[0] <= -1.9 and np.einsum("mii->mi", K).min() > 0
+    with pytest.raises(InputError, match=r"not positive semidefinite: smallest eigenvalue -"):
+        mkl.make_estimator(name, C=10.0).fit(K, y)
+
+
+def test_probability_must_be_a_boolean(data):
+    X, y = data
+    with pytest.raises(InputError, match=r"'probability' parameter .* must be an instance of"):
+        MultipleKernelClassifier(probability="yes").fit(X, y)
+    with pytest.raises(InputError, match=r"'verbose' parameter"):
+        MultipleKernelClassifier(verbose="loud").fit(X, y)
+
+
+def test_a_class_smaller_than_platts_folds_is_named(data):
+    """libsvm's five folds, fewer when a class has fewer rows: said, naming the
+    class and its count; a class of one row is refused, naming it."""
+    X, y = data
+    y = y.copy()
+    y[:2] = 2
+    clf = MultipleKernelClassifier(algorithm="uniform", probability=True, random_state=0)
+    with pytest.warns(UserWarning, match=r"class 2 has only 2 training rows.* so 2 folds are"):
+        clf.fit(X, y)
+    assert clf.predict_proba(X[:3]).shape == (3, 3)
+    y[1] = 0
+    with pytest.raises(InputError, match=r"class 2 has 1: Platt's sigmoid"):
+        clf.fit(X, y)
+
+
+def _save_bank(tmp_path, data, factored):
+    X, y = data
+    specs = _specs(2)
+    if factored:
+        train = FactorBank.from_matrix(X[:40], 2, test=X[40:])
+        bank = KernelBank(train=train, specs=specs, y_train=y[:40], y_test=y[40:])
+        attr, dataset = "crc32_train_data", "/train/data"
+    else:
+        gram = X @ X.T
+        train, test = np.stack([gram[:40, :40]] * 2), np.stack([gram[40:, :40]] * 2)
+        bank = KernelBank(train=train, test=test, specs=specs, y_train=y[:40], y_test=y[40:])
+        attr, dataset = "crc32_train", "/train"
+    path = tmp_path / "bank.h5"
+    bank.save(path)
+    return path, attr, dataset
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+@pytest.mark.parametrize("factored", [False, True], ids=["dense", "factors"])
+def test_a_bank_file_without_its_checksum_is_not_verified(tmp_path, data, factored, mmap):
+    """verify=True promises a checked bank: a stripped checksum is an error
+    naming the file and dataset (CorruptFile: the workflow moves it aside and
+    rebuilds it), and says how to use it unchecked."""
+    from mkl._io import CorruptFile
+
+    path, attr, dataset = _save_bank(tmp_path, data, factored)
+    with h5py.File(path, "r+") as f:
+        del f.attrs[attr]
+    with pytest.raises(CorruptFile, match=rf"{path}.*dataset '{dataset}'.* no checksum.*verify=F"):
+        KernelBank.load(path, mmap=mmap)
+    back = KernelBank.load(path, mmap=mmap, verify=False)
+    assert back.n_kernels == 2
+    if factored and mmap:
+        back.train.close()

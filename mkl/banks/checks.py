@@ -5,11 +5,15 @@ forms the average kernel (:func:`check_training_kernels`).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 
 from .._validation import as_real_float
-from ..exceptions import InputError
+from ..exceptions import DegenerateKernelWarning, InputError
+from .algebra import indefinite_message
 from .kernel_bank import KernelBank
 
 
@@ -34,10 +38,15 @@ def as_kernel_array(K, name: str = "K") -> np.ndarray:
 
 
 def locate_bad_kernel(K: np.ndarray, name: str = "K") -> str:
-    """Name the first kernel holding NaN/inf (error path only: one pass)."""
+    """Name the first kernel holding NaN/inf and its first such entry (error
+    path only: one pass)."""
     for m in range(K.shape[0]):
-        if not np.isfinite(K[m]).all():
-            return f"{name}[{m}] contains NaN or inf"
+        bad = ~np.isfinite(K[m])
+        if bad.any():
+            i, j = (int(a) for a in np.argwhere(bad)[0])
+            return (
+                f"{name}[{m}] contains NaN or inf (first at entry ({i}, {j}): {float(K[m, i, j])})"
+            )
     return f"{name} contains NaN or inf"
 
 
@@ -92,11 +101,14 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
       asymmetric kernel cannot hide behind another's transpose
       (K = [B, B'] has a symmetric average, not a symmetric second combination);
       on failure each kernel is checked to name the culprit;
-    * with ``psd``: every diagonal entry >= 0 (M n reads). A full eigenvalue
-      check would cost M eigendecompositions; instead every quadratic form the
-      solvers compute is checked (:func:`mkl.banks.algebra.psd_quadratic_forms`), so
-      an indefinite kernel is refused as soon as a solution meets a negative
-      direction, and never silently clipped.
+    * with ``psd``: every diagonal entry >= 0 (M n reads), and a kernel whose
+      diagonal is zero is zero (|K_ij| <= sqrt(K_ii K_jj)), else indefinite
+      (only such kernels are read again). A full eigenvalue check would cost M
+      eigendecompositions; instead every quadratic form the solvers compute is
+      checked (:func:`mkl.banks.algebra.psd_quadratic_forms`), so an indefinite
+      kernel is refused as soon as a solution meets a negative direction, and
+      never silently clipped. A kernel whose negative directions no solution
+      meets passes.
 
     Returns the average kernel, which most methods need anyway."""
     M, n, n2 = K.shape
@@ -128,7 +140,51 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
                 "mkl.algorithms.eigen_transforms; IndSVM, ESKL, EMKL, REKL: "
                 "mkl.algorithms.indefinite)"
             )
+        # |K_ij| <= sqrt(K_ii K_jj) for a PSD kernel: one whose diagonal is zero is
+        # zero, and any entry beyond its diagonal's size proves it indefinite (the
+        # kernels with a zero diagonal only are read)
+        diag_max = diag.max(axis=1)
+        for m in np.flatnonzero(diag_max <= tol):
+            if float(np.abs(K[m]).max()) > float(diag_max[m]) + tol:
+                raise InputError(indefinite_message(K[m], f"K[{m}]"))
     return K_mean
+
+
+# a kernel whose trace is at most this fraction of the bank's largest is zero
+# (for a PSD kernel every entry is then as small: |K_ij| <= sqrt(K_ii K_jj))
+ZERO_TRACE_RTOL = 1e-12
+
+
+def warn_zero_kernels(traces: np.ndarray, names: Sequence[str] | None = None) -> None:
+    """Warn (:class:`mkl.exceptions.DegenerateKernelWarning`) about the kernels of
+    a PSD bank that are zero on the training rows, from their traces (M,),
+    which the caller has (a dense bank's diagonal, a factor bank's column
+    norms): such a kernel adds nothing to any combination sum_m theta_m K_m,
+    so the weight a method gives it means nothing (``uniform`` still gives it
+    1/M, scaling the useful kernels down as a smaller C would). ``names``: the
+    kernels' names (default ``K[m]``). A bank whose every kernel is zero is the
+    caller's to refuse, non-finite traces the passes' to name."""
+    traces = np.asarray(traces, dtype=np.float64)
+    top = float(traces.max()) if traces.size else 0.0
+    if not 0 < top < np.inf:  # all zero, or not finite: the caller's, or a pass's, to name
+        return
+    zero = np.flatnonzero(traces <= ZERO_TRACE_RTOL * top)
+    if zero.size == 0:
+        return
+    shown = ", ".join(
+        (names[m] if names is not None else f"K[{m}]") for m in (int(m) for m in zero[:5])
+    )
+    more = f" and {len(zero) - 5} more" if len(zero) > 5 else ""
+    warnings.warn(
+        f"{len(zero)} of the {traces.size} kernels are zero on the training rows (trace at "
+        f"most {ZERO_TRACE_RTOL:g} of the largest kernel's): {shown}{more}. A zero kernel "
+        "adds nothing to the combined kernel, so its weight means nothing (uniform still "
+        "gives it 1/M, which scales the other kernels down as a smaller C would): drop it "
+        "from the bank (a kernel of a feature that is constant on the training rows, "
+        "once centred?)",
+        DegenerateKernelWarning,
+        stacklevel=4,
+    )
 
 
 def degenerate_kernels(block: np.ndarray, rtol: float = 1e-6) -> tuple[list[int], list[int]]:

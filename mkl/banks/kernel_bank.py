@@ -63,7 +63,16 @@ class KernelBank:
 
     ``train`` is the (M, n, n) training block, or a FactorBank holding the
     training and test factors (``test`` is then None: ``test_input`` gives
-    what to predict on either way)."""
+    what to predict on either way).
+
+    NaN/inf: the constructor reads the diagonal of an in-memory training
+    block (M n entries; a NaN or inf feature of a row makes that row's
+    diagonal entry non-finite) and refuses it, naming the kernel and the
+    entry. The rest of the block, and a memory-mapped one, is checked by the
+    one validation pass of every fit
+    (:func:`mkl.banks.checks.check_training_kernels`), the test block by
+    ``predict``: reading all of it here would be one more pass over the bank
+    (factors are checked when their FactorBank is made)."""
 
     train: np.ndarray  # or a FactorBank
     specs: list[KernelSpec]
@@ -97,6 +106,8 @@ class KernelBank:
             raise InputError(f"{len(self.specs)} kernel specs for {M} kernels")
         if len(self.y_train) != n:
             raise InputError(f"y_train has {len(self.y_train)} labels for {n} training points")
+        if not self.factored and not isinstance(self.train, np.memmap):  # a map: by the fit
+            _check_diagonal(self.train, self.specs)
         if self.test is not None:
             Mt, nt, ntr = _shape3(self.test, "test")
             if Mt != M or ntr != n:
@@ -268,7 +279,7 @@ class KernelBank:
             }
             if verify:
                 for name, block in blocks.items():
-                    _verify(path, f, f"crc32_{name}", block, f"the {name} block")
+                    _verify(path, f, f"crc32_{name}", block, f"the {name} block", f"/{name}")
             optional = ("y_test", "train_index", "test_index", "eigenvalues", "eigenvectors")
             opt = {k: f[k][()] for k in optional if k in f}
             return cls(
@@ -316,15 +327,26 @@ class KernelBank:
         )
 
 
-def _verify(path: str, f: h5py.File, attr: str, array, what: str) -> None:
+def _verify(path: str, f: h5py.File, attr: str, array, what: str, dataset: str) -> None:
     """Compare an array's CRC-32 (or the CRC-32 itself, already computed) with
-    the one stored in attribute ``attr``."""
+    the one stored in attribute ``attr``; the array is the file's ``dataset``.
+    A missing checksum is refused too: ``verify`` promises a checked bank, and
+    :meth:`KernelBank.save` writes one for every array it checks."""
     stored = f.attrs.get(attr)
-    if stored is not None and (array if isinstance(array, int) else crc32(array)) != int(stored):
+    if stored is None:
         raise CorruptFile(
             path,
-            f"kernel bank {path!r}: {what} does not match its checksum "
-            "(the file was damaged after it was written)",
+            f"kernel bank {path!r}: {what} (dataset {dataset!r}) has no checksum (file "
+            f"attribute {attr!r} is missing), so it cannot be verified: rebuild the file "
+            "(KernelBank.save writes the checksums; the workflow moves a file it cannot "
+            "verify aside and recomputes it), or load it with verify=False to use it "
+            "unchecked",
+        )
+    if (array if isinstance(array, int) else crc32(array)) != int(stored):
+        raise CorruptFile(
+            path,
+            f"kernel bank {path!r}: {what} (dataset {dataset!r}) does not match its "
+            "checksum (the file was damaged after it was written)",
         )
 
 
@@ -378,12 +400,14 @@ def _read_factors(path: str, f: h5py.File, name: str, verify: bool, in_place: bo
                 f"crc32_{name}_data",
                 blocks.scan().crc32,
                 f"the {name} factors' data array",
+                f"/{name}/data",
             )
         return blocks
     arrays = {key: g[key][()] for key in g}
     if verify:
         for key, a in arrays.items():
-            _verify(path, f, f"crc32_{name}_{key}", a, f"the {name} factors' {key} array")
+            what = f"the {name} factors' {key} array"
+            _verify(path, f, f"crc32_{name}_{key}", a, what, f"/{name}/{key}")
     if fmt == "dense":
         return arrays["data"].reshape(shape)
     if fmt == "csr":
@@ -406,6 +430,22 @@ def _check_spectra(train: np.ndarray, values: np.ndarray, vectors: np.ndarray) -
                 f"stored eigendecomposition {m} is not that of training block {m} "
                 "(stale spectra?): recompute them with KernelBank.with_spectra()"
             )
+
+
+def _check_diagonal(train: np.ndarray, specs: Sequence[KernelSpec]) -> None:
+    """Refuse a training block with NaN or inf on a kernel's diagonal (M n reads)."""
+    if train.dtype.kind != "f":  # integers are finite; other dtypes: refused by the fit
+        return
+    diag = np.einsum("mii->mi", train)
+    bad = ~np.isfinite(diag)
+    if bad.any():
+        m, i = (int(a[0]) for a in np.nonzero(bad))
+        raise InputError(
+            f"the training block of kernel {m} ({specs[m].label()}) is {float(diag[m, i])} "
+            f"at entry ({i}, {i}), on its diagonal: a NaN or inf in the features of training row "
+            f"{i} makes its kernel values non-finite; drop or fill that row (or its "
+            "missing values) and compute the kernels again"
+        )
 
 
 def _shape3(a, name) -> tuple[int, int, int]:

@@ -34,7 +34,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_label_types
+from .._validation import check_label_types, validate_params
 from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
 from ..banks.from_features import (
     all_kernels_linear,
@@ -182,6 +182,11 @@ class _FeatureBankEstimator(BaseEstimator):
     """What the estimators on raw features share: the bank of ``kernels``
     computed on the training rows, the test block at predict, the
     representation. Subclasses define ``__init__`` and ``_inner_estimator``."""
+
+    # the parameters of a type scikit-learn's constraint language states, checked
+    # in ``fit`` (:func:`mkl._validation.validate_params`, as the bank-level
+    # estimators'); the others are checked where they are used
+    _parameter_constraints: dict = {"verbose": ["verbose"]}
 
     # ------------------------------------------------------------ parameters
     def _seed(self) -> int:
@@ -486,7 +491,9 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         decision values of a 5-fold internal cross-validation, as
         ``SVC(probability=True)`` does, so that ``predict_proba`` is
         available; it costs five more fits. ``predict`` is unchanged (the
-        sign of the decision values, not the most probable class).
+        sign of the decision values, not the most probable class). A class
+        of fewer than 5 training rows gets as many folds as it has rows, with
+        a warning naming it; one of a single row is refused.
     verbose : bool or int
         The algorithm's progress, one line per iteration through the
         ``mkl`` logger (the algorithm's own ``verbose``).
@@ -531,6 +538,11 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     classes_, n_features_in_, feature_names_in_
         As in scikit-learn.
     """
+
+    _parameter_constraints: dict = {
+        **_FeatureBankEstimator._parameter_constraints,
+        "probability": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -583,6 +595,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         ``algorithm`` on it with labels y; ``sample_weight`` (n_samples,) and
         ``class_weight`` scale C per row, as in ``SVC``."""
+        validate_params(self)
         X_given = X  # the folds of probability=True slice it as given (DataFrame names)
         X, y = self._validated_X(X, y)
         check_label_types(y)
@@ -625,11 +638,28 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
         from .calibration import platt_sigmoid
 
-        folds = min(PROBABILITY_FOLDS, int(np.unique(y, return_counts=True)[1].min()))
+        classes, counts = np.unique(y, return_counts=True)
+        smallest = int(np.argmin(counts))
+        label, count = classes[smallest].item(), int(counts[smallest])
+        folds = min(PROBABILITY_FOLDS, count)
         if folds < 2:
             raise InputError(
-                "probability=True needs at least 2 training rows of every class: Platt's "
-                "sigmoid is fitted on cross-validated decision values"
+                f"probability=True needs at least 2 training rows of every class; class "
+                f"{label!r} has {count}: Platt's sigmoid is fitted on cross-validated "
+                "decision values, each class in at least two folds. Add rows of that "
+                "class, drop it, or set probability=False"
+            )
+        if folds < PROBABILITY_FOLDS:
+            warnings.warn(
+                f"probability=True: class {label!r} has only {count} training rows, fewer "
+                f"than the {PROBABILITY_FOLDS} folds of the cross-validation Platt's sigmoid "
+                f"is fitted on, so {folds} folds are used: each of their fits sees "
+                f"{folds - 1}/{folds} of the rows (4/5 with 5 folds), and the sigmoid rests "
+                f"on {count} decision values of that class. Add rows of class {label!r} "
+                "(scikit-learn's CalibratedClassifierCV(cv=5), its replacement of "
+                "SVC(probability=True) since 1.9, refuses such data)",
+                UserWarning,
+                stacklevel=3,
             )
         inner = clone(self).set_params(probability=False, verbose=False)
         cv = StratifiedKFold(folds, shuffle=True, random_state=self._seed())
@@ -741,6 +771,7 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         """Compute the bank of ``kernels`` on X (n_samples, n_features) and fit
         the multiple kernel SVR on it with real targets y; ``sample_weight``
         (n_samples,) scales C per row, as in scikit-learn's SVR."""
+        validate_params(self)
         X, y = self._validated_X(X, y, y_numeric=True)
         return self._fit_on_bank(X, y, sample_weight)
 

@@ -49,6 +49,7 @@ from ..banks.algebra import (
     shift_weight,
     spectral_ratio,
 )
+from ..banks.checks import warn_zero_kernels
 from ..banks.factor_bank import FactorBank
 from ..exceptions import InputError
 from .dispatch import (
@@ -113,7 +114,7 @@ class DenseKernels:
 
     def forms(self, beta: np.ndarray) -> np.ndarray:
         """q_m = beta' K_m beta, refusing an indefinite kernel (one pass)."""
-        return psd_quadratic_forms(self.K, beta)
+        return self._checked(quadratic_forms(self.K, beta), beta)
 
     def forms_and_products(self, beta: np.ndarray):
         """q (M,) and a handle from which :meth:`combined_product` forms
@@ -134,8 +135,9 @@ class DenseKernels:
 
     def _checked(self, q: np.ndarray, beta: np.ndarray) -> np.ndarray:
         """q with rounding read as 0, or InputError when a form proves a kernel
-        indefinite (SMKL's smoothed problem needs PSD kernels; its forms come
-        from here, not from :func:`psd_quadratic_forms`)."""
+        indefinite (:func:`~mkl.banks.algebra.refuse_indefinite`, the check of
+        :func:`psd_quadratic_forms`, with the diagonal's maxima read once per
+        problem: O(M) a call)."""
         if self._diag_max is None:
             self._diag_max = np.abs(np.einsum("mii->mi", self.K)).max(axis=1).astype(np.float64)
         return refuse_indefinite(self.K, q, beta, self._diag_max)
@@ -315,9 +317,17 @@ class FactorKernels:
 
 
 def inner_problem(K, K_mean=None, task=CLASSIFICATION):
-    """The inner problem for a bank and a task (``mkl.solvers.task_duals``):
+    """The inner problem of a fit for a bank and a task (``mkl.solvers.task_duals``):
     :class:`FactorKernels` for a FactorBank, :class:`DenseKernels` for an
-    (M, n, n) array."""
+    (M, n, n) array. Kernels that are zero on the training rows are warned
+    about from the traces (:func:`mkl.banks.checks.warn_zero_kernels`: the
+    diagonal, M n reads; a factor bank's traces, which its problem keeps); the
+    problems of cross-validation folds (``fold``) are not, where a rare
+    feature's kernel may well be zero."""
     if isinstance(K, FactorBank):
-        return FactorKernels(K, task)
-    return DenseKernels(K, K_mean, task)
+        problem = FactorKernels(K, task)
+        warn_zero_kernels(problem.traces(), K.names)
+    else:
+        problem = DenseKernels(K, K_mean, task)
+        warn_zero_kernels(problem.traces())
+    return problem
