@@ -427,3 +427,18 @@ def max_alignment_weights(K, y, nonnegative=True):
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == cp.OPTIMAL, prob.status
     return theta.value / theta.value.sum() if nonnegative else theta.value
+
+
+def radius_margin_primal(K, y, C, R):
+    """R-MKL's problem at fixed weights in its own primal form (Do et al. 2009,
+    squared slacks), on the rows of a factor L of the combination K:
+    min 1/2 R ||w||^2 + C/2 sum xi_i^2 s.t. y_i (w'l_i + b) >= 1 - xi_i
+    (C=None: no slacks)."""
+    L = psd_factor(K)
+    w, b = cp.Variable(L.shape[1]), cp.Variable()
+    slack = 0 if C is None else cp.Variable(len(y))
+    objective = 0.5 * R * cp.sum_squares(w) + (0 if C is None else 0.5 * C * cp.sum_squares(slack))
+    prob = cp.Problem(cp.Minimize(objective), [cp.multiply(y, L @ w + b) >= 1 - slack])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert prob.status == cp.OPTIMAL, prob.status
+    return prob.value

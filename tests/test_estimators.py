@@ -7,6 +7,7 @@ import mkl
 from mkl.banks.algebra import combine
 from mkl.banks.kernel_bank import KernelBank
 from mkl.kernels.specs import KernelSpec
+from mkl.metrics import radius
 
 from .reference import svm_dual_value
 
@@ -43,9 +44,14 @@ def test_contract(problem, name):
     assert pred.shape == yte.shape and set(pred) <= {-1, 1}
     if est.learns_kernel:  # the classifier's kernel is learned, not a combination of K
         return
-    # decision function = the SVM on the combined kernel
+    # decision function = the SVM on the combined kernel (R-MKL's: with squared
+    # slacks at C / R_mu, the hard margin on Kc + (R_mu / C) I; radius_margin.py)
     Kc = combine(Ktr, est.weights_)
     svc = SVC(C=2.0, kernel="precomputed").fit(Kc, ytr)
+    if name == "rmkl":
+        R_mu = sum(w * radius(k) for w, k in zip(est.weights_, Ktr, strict=True))
+        ridge = R_mu / 2.0 * np.eye(len(ytr))
+        svc = SVC(C=1e10, kernel="precomputed", tol=1e-8).fit(Kc + ridge, ytr)
     assert np.allclose(
         est.decision_function(Kte), svc.decision_function(combine(Kte, est.weights_)), atol=1e-3
     )

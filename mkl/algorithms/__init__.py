@@ -15,6 +15,8 @@ align, alignf, cka                          AlignMKL, AlignFMKL (Cortes      ali
                                             2012), CKA (MKLpy)
 fheuristic, pwmk                            FHeuristic (Qiu & Lane 2009),    alignment
                                             PWMK (Tanabe 2008)
+rmkl, gram                                  RMKL (Do 2009), GRAM             radius_margin
+                                            (Lauriola 2017)
 simplemkl                                   SimpleMKL (Rakotomamonjy 2008)   l1 (the simplex)
 silp                                        SILP (Sonnenburg 2006)           l1
 level                                       LevelMKL (Xu 2009)               l1

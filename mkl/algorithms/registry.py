@@ -66,6 +66,12 @@ _ALGORITHMS = {
     "cka": _info("alignment", "CKA", "C tol", _CLASSIFICATION, False),
     "fheuristic": _info("alignment", "FHeuristic", "C tol", _CLASSIFICATION, False),
     "pwmk": _info("alignment", "PWMK", "C cv delta random_state tol", _CLASSIFICATION),
+    "rmkl": _info(
+        "radius_margin", "RMKL", "C inner_tol max_iter tol verbose", _CLASSIFICATION, False
+    ),
+    "gram": _info(
+        "radius_margin", "GRAM", "C inner_tol max_iter svm_tol tol verbose", _CLASSIFICATION, False
+    ),
     "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol", sample_weight=True),
     "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved", sample_weight=True),
     "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol", sample_weight=True),

@@ -129,7 +129,7 @@ C_UNITS = "normalisation"
 # registry names whose C is None (a hard margin) unless set, as in their
 # papers (Lauriola et al. 2018): they keep it (tests/workflow/test_experiment.py
 # holds this to the classes' defaults)
-HARD_MARGIN_BY_DEFAULT = frozenset({"easymkl", "memo"})
+HARD_MARGIN_BY_DEFAULT = frozenset({"easymkl", "memo", "gram"})
 
 
 def takes_default_C(entry: Mapping, name: str, task_name: str) -> bool:

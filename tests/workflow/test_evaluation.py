@@ -304,3 +304,19 @@ def test_a_default_C_grid_is_in_the_unit_of_the_banks_normalisation(rng):
     assert entry_grid(entry, mixed)["C"] == [0.1, 1.0]
     with pytest.raises(ValueError, match="unknown C_units 'n'"):
         entry_grid({**entry, "C_units": "n"}, bank)
+
+
+@pytest.mark.parametrize("name", ["rmkl", "gram"])
+def test_a_fit_job_of_the_radius_margin_methods(rng, name):
+    X, y, K = random_problem(rng, n=60)
+    tr, te = np.arange(40), np.arange(40, 60)
+    specs = [KernelSpec("gaussian", float(w)) for w in range(1, 5)]
+    bank = KernelBank(
+        train=K[:, tr][:, :, tr], test=K[:, te][:, :, tr], specs=specs, y_train=y[tr], y_test=y[te]
+    )
+    make = functools.partial(mkl.make_estimator, name)
+    grid = {"C": [0.1, 10]} if name == "rmkl" else {}
+    rec = evaluate_split(make, bank, np.arange(40) % 4, grid)
+    json.dumps(rec, allow_nan=False)
+    assert rec["fit"]["converged"] and 0.5 <= rec["test"]["accuracy"] <= 1
+    assert len(rec["weights"]) == 4 and abs(sum(rec["weights"]) - 1) < 1e-9

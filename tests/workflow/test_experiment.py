@@ -466,3 +466,19 @@ def test_a_C_that_is_not_positive_is_refused_when_the_experiment_loads(entry, sh
         experiment.check(exp)
     hard = {**BASE, "algorithms": {"uniform": {"grid": {"C": [None, 1]}}}, "overrides": {}}
     experiment.check(experiment.expand(hard))  # null: a hard margin
+
+
+def test_an_experiment_names_the_radius_margin_methods():
+    """rmkl and gram (mkl/algorithms/radius_margin.py) from an experiment file:
+    checked at load, rmkl on the default C grid, gram a hard margin (no C
+    grid unless asked), an unknown parameter refused by name."""
+    exp = experiment.expand(
+        {**BASE, "algorithms": {"rmkl": {}, "gram": {"params": {"tol": 0.01}}}, "overrides": {}}
+    )
+    experiment.check(exp)
+    assert experiment.takes_default_C(exp["algorithms"]["rmkl"], "rmkl", "classification")
+    assert not experiment.takes_default_C(exp["algorithms"]["gram"], "gram", "classification")
+    assert experiment.fit_spec(exp, "gram", "a")["params"] == {"tol": 0.01}
+    bad = {**BASE, "algorithms": {"gram": {"params": {"lam": 0.1}}}, "overrides": {}}
+    with pytest.raises(ValueError, match="lam"):
+        experiment.check(experiment.expand(bad))
