@@ -578,7 +578,8 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         from .algorithm_params import algorithm_parameters
         from .factory import make_estimator
 
-        # verbose=True and algorithm_params' verbose are one setting given twice
+        # settings of the front end's own (verbose=True, multiclass) given again
+        # in algorithm_params are refused
         reserved = ("random_state", "multiclass", *(("verbose",) if self.verbose else ()))
         params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=reserved)
         if self.multiclass not in ("ovr", "shared"):
