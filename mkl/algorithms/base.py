@@ -90,6 +90,10 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
     takes_sample_weight = False
     # whether ``weights_`` may be negative (CKA: mkl/algorithms/alignment.py)
     signed_weights = False
+    # more than two classes: a weight vector per one-vs-rest task ("ovr"); the
+    # methods that take ``multiclass`` set it as a parameter, whose "shared"
+    # learns one for all of them (``_fit_jointly``: mkl/algorithms/wrapper.py)
+    multiclass = "ovr"
 
     # the shared parameters' constraints; each subclass adds its own
     _parameter_constraints: dict = {
@@ -250,8 +254,12 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
         # factor banks are checked when built (finite; PSD by construction)
         K_mean = None if factored else check_training_kernels(K, psd=self.requires_psd)
         self._shared = self._prepare(K, K_mean)
+        shared_weights = self.multiclass == "shared" and len(tasks) > 1
         try:
-            fits = [self._fit_binary(K, t, K_mean) for t in tasks]
+            if shared_weights:
+                fits = self._fit_jointly(K, tasks, K_mean)
+            else:
+                fits = [self._fit_binary(K, t, K_mean) for t in tasks]
         finally:
             del self._shared
         if factored:
@@ -264,10 +272,13 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             self.n_kernels_ = K.shape[0]
             self.factor_ranks_ = None
         self.n_train_ = n
-        self._set_fitted(fits)
+        self._set_fitted(fits, shared_weights)
 
-    def _set_fitted(self, fits: list[BinaryFit]) -> None:
+    def _set_fitted(self, fits: list[BinaryFit], shared_weights: bool = False) -> None:
         self.fits_ = fits
+        if shared_weights:
+            self._set_jointly_fitted(fits)
+            return
         binary = len(fits) == 1
 
         def pick(values, dtype=None):
@@ -292,6 +303,28 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             self.n_iter_ = int(self.n_iter_)
             self.n_selected_ = int(self.n_selected_)
             self.spectral_ratio_ = float(self.spectral_ratio_)
+
+    def _set_jointly_fitted(self, fits: list[BinaryFit]) -> None:
+        """The attributes of a shared-weights fit (``multiclass="shared"``): one
+        weight vector (M,) and one record (gap, iterations, history, spectral
+        ratio) for all classes, ``objective_`` the sum of the classes' J_c at
+        it, and a ``dual_coef_`` and ``intercept_`` per class."""
+        joint = fits[0]  # every class's fit carries the joint weights and record
+        self.weights_ = threshold_weights(joint.weights, self.signed_weights)
+        self.dual_coef_ = np.array([f.dual_coef for f in fits])
+        self.intercept_ = np.array([f.intercept for f in fits], dtype=float)
+        self.objective_ = float(sum(f.objective for f in fits))
+        self.gap_ = float(joint.gap)
+        self.n_iter_ = int(joint.n_iter)
+        self.n_selected_ = int((self.weights_ != 0).sum())
+        self.spectral_ratio_ = float(joint.spectral_ratio)
+        self.converged_ = bool(joint.converged)
+        self.history_ = joint.history
+
+    def _task_weights(self) -> np.ndarray:
+        """The weights of each fitted task (n_tasks, M): a row per class for
+        one-vs-rest, the one row of a shared-weights fit repeated."""
+        return np.broadcast_to(np.atleast_2d(self.weights_), (len(self.fits_), self.n_kernels_))
 
     # ------------------------------------------------------------ predict
     def decision_function(self, K_test):
@@ -318,8 +351,7 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
             flat = K_test.reshape(M * n_test, n_train)
             coefs = np.array([f.dual_coef for f in self.fits_]).T.astype(K_test.dtype)
             per_kernel = (flat @ coefs).reshape(M, n_test, -1)  # (M, n_test, n_tasks)
-        weights = np.atleast_2d(self.weights_)  # (n_tasks, M)
-        scores = np.einsum("tm,mit->it", weights, per_kernel.astype(np.float64))
+        scores = np.einsum("tm,mit->it", self._task_weights(), per_kernel.astype(np.float64))
         scores += np.array([f.intercept for f in self.fits_])
         if not np.isfinite(scores).all():
             raise InputError(locate_bad_kernel(K_test, "K_test"))
@@ -346,11 +378,10 @@ class BaseMKL(ClassifierMixin, BaseEstimator):
                 f"the test factors' ranks {bank.ranks.tolist()[:10]} do not match the "
                 f"training factors' {self.factor_ranks_.tolist()[:10]}"
             )
-        weights = np.atleast_2d(self.weights_)
         scores = np.stack(
             [
                 bank.times(np.repeat(w, self.factor_ranks_) * f.factor_coef, block="test")
-                for w, f in zip(weights, self.fits_, strict=True)
+                for w, f in zip(self._task_weights(), self.fits_, strict=True)
             ],
             axis=1,
         )

@@ -29,6 +29,7 @@ class GMKL(LevelMKL):
         weight_tol=None,
         verbose=0,
         task="classification",
+        multiclass="ovr",
     ):
         super().__init__(
             C=C,
@@ -39,6 +40,7 @@ class GMKL(LevelMKL):
             weight_tol=weight_tol,
             verbose=verbose,
             task=task,
+            multiclass=multiclass,
         )
         self.v = v
 

@@ -50,10 +50,12 @@ class SimpleMKL(WrapperMKL):
         line_search_tol=0.1,
         verbose=0,
         task="classification",
+        multiclass="ovr",
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
-        )
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
+            multiclass=multiclass,
+        )  # fmt: skip
         self.line_search_tol = line_search_tol
 
     def _domain(self):
@@ -175,11 +177,13 @@ class SILP(_CuttingPlaneMKL):
         svm_tol=1e-3,
         verbose=0,
         task="classification",
+        multiclass="ovr",
         interleaved=True,
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
-        )
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
+            multiclass=multiclass,
+        )  # fmt: skip
         self.interleaved = interleaved
 
     def _step(self, oracle, state, pt):
@@ -228,10 +232,12 @@ class LevelMKL(_CuttingPlaneMKL):
         weight_tol=None,
         verbose=0,
         task="classification",
+        multiclass="ovr",
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
-        )
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
+            multiclass=multiclass,
+        )  # fmt: skip
         self.tau = tau
         self.weight_tol = weight_tol
 

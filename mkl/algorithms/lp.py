@@ -44,11 +44,13 @@ class _LpMKL(WrapperMKL):
         svm_tol=1e-3,
         verbose=0,
         task="classification",
+        multiclass="ovr",
         interleaved=True,
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
-        )
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
+            multiclass=multiclass,
+        )  # fmt: skip
         self.p = p
         self.interleaved = interleaved
 
@@ -132,11 +134,12 @@ class LpCuttingPlane(_LpMKL):
         taylor_steps=10,
         verbose=0,
         task="classification",
+        multiclass="ovr",
         interleaved=True,
     ):
         super().__init__(
             C=C, p=p, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
-            interleaved=interleaved,
+            multiclass=multiclass, interleaved=interleaved,
         )  # fmt: skip
         self.taylor_steps = taylor_steps
 

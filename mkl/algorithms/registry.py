@@ -38,7 +38,8 @@ class AlgorithmInfo(NamedTuple):
 
 _EVERY_TASK = ("classification", "regression", "novelty")
 _CLASSIFICATION = ("classification",)
-_WRAPPER = "C max_iter svm_tol task tol verbose"  # the alternating methods' shared parameters
+# the alternating methods' shared parameters
+_WRAPPER = "C max_iter multiclass svm_tol task tol verbose"
 
 
 def _info(
@@ -181,6 +182,13 @@ def new_algorithm(name: str, **params):
     the method does not take is an InputError naming those it does."""
     est = algorithm_class(name)()
     unknown = set(params) - set(est.get_params())
+    if "multiclass" in unknown:
+        sharing = [other for other, info in _ALGORITHMS.items() if "multiclass" in info.params]
+        raise InputError(
+            f"algorithm {name!r} has no parameter 'multiclass': it learns a weight vector "
+            f"per class (one-vs-rest) only; one weight vector shared by the classes "
+            f"(multiclass='shared') is learned by {', '.join(sharing)}"
+        )
     if unknown:
         raise InputError(
             f"algorithm {name!r} has no parameter(s) {sorted(unknown)}; "

@@ -91,10 +91,12 @@ class SPGMKL(WrapperMKL):
         memory=10,
         verbose=0,
         task="classification",
+        multiclass="ovr",
     ):
         super().__init__(
-            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task
-        )
+            C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
+            multiclass=multiclass,
+        )  # fmt: skip
         self.v = v
         self.memory = memory
 

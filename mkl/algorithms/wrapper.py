@@ -34,6 +34,35 @@ no bound on J(theta); its J is the SVM *primal* at that alpha, an upper bound
 alpha: the gap stays certified. Once it is within ``tol``, the SVM at the
 best weights is solved to ``svm_tol`` from the engine's state (``confirm``),
 and that exact point is what the fit returns; its gap is rechecked.
+
+Shared weights across classes (``multiclass="shared"``). With C > 2 classes
+and y_c = +1 on class c, -1 elsewhere, one weight vector serves all C
+one-vs-rest problems, the minimiser of the sum of their SVM objectives:
+
+    min_{theta in Theta}  sum_c J_c(theta),                                     (S1)
+    J_c(theta) = max_{alpha_c in A_c} 1'alpha_c - 1/2 sum_m theta_m q_{c,m}(alpha_c),
+    q_{c,m}(alpha_c) = (alpha_c y_c)' K_m (alpha_c y_c),                        (S2)
+
+the one-vs-rest counterpart of Zien & Ong's multiclass MKL ("Multiclass
+multiple kernel learning", ICML 2007; SHOGUN's MKLMulticlass), which shares
+the kernel weights among the classes of one multiclass SVM, and what the
+``sklearn.mkl`` proposal (scikit-learn PR #31166) offers as one learned
+kernel for a multiclass problem. (S1) is convex (a sum of the convex J_c),
+and at the maximisers alpha_c* (Danskin)
+
+    dJ/dtheta_m = -1/2 sum_c q_{c,m}(alpha_c*),                                 (S3)
+
+while for any feasible alpha_1..alpha_C
+
+    D = sum_c 1'alpha_c - 1/2 sigma_Theta(sum_c q_c(alpha_c)) <= min (S1),      (S4)
+
+since sum_c J_c(theta) >= sum_c 1'alpha_c - 1/2 theta'(sum_c q_c) for every
+theta. So each method's step, cuts and certified gap hold for the sum as
+they are, with S and q summed over the classes: the oracle works on
+``mkl.solvers.inner.SummedProblems``, which solves the C SVMs at each theta
+on one combination (each from its own warm start; interleaved, one engine
+per class moved together) and returns the summed solution. An SVM solve of
+the history counts each class's, a pass each class's forms.
 """
 
 from __future__ import annotations
@@ -41,8 +70,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
-from ..solvers.inner import inner_problem
+from ..solvers.inner import SummedProblems, inner_problem
 from ..solvers.solution import SVMSolution
 from .base import BaseMKL, BinaryFit
 from .iterations import IterationLog
@@ -78,12 +108,15 @@ WEIGHTS_SHARE = 0.5
 
 class Oracle:
     """Evaluates J and its gradient on one inner problem (``inner.py``); counts SVM
-    solves and bank passes."""
+    solves and bank passes. ``y``: one target vector (n,), or a target per
+    class (C, n) for a :class:`~mkl.solvers.inner.SummedProblems` (S1), whose
+    evaluations solve C SVMs and whose forms read the bank once per class."""
 
     def __init__(
         self, problem, y: np.ndarray, C, svm_tol: float, interleaved: bool = False, domain=None
     ):
         self.problem, self.y, self.C, self.svm_tol = problem, y, C, svm_tol
+        self.targets = 1 if y.ndim == 1 else y.shape[0]  # SVMs per evaluation
         self.domain = domain
         self.svm_solves = 0
         self.passes = 0
@@ -115,11 +148,11 @@ class Oracle:
         Interleaved: one chunk of the engine at theta (J an upper bound)."""
         if self.engine is not None:
             if K_theta is not None:  # the uniform start: a full solve on a known combination
-                self.svm_solves += 1
+                self.svm_solves += self.targets
                 sol, q = self.engine.solve(theta, self.svm_tol, K_theta)
                 return Point(theta, None, sol, q)
             if not self.chunked:
-                self.svm_solves += 1
+                self.svm_solves += self.targets
                 sol, q = self.engine.solve(theta, self.svm_tol)
                 return Point(theta, None, sol, q)
             self.chunks += 1
@@ -128,7 +161,7 @@ class Oracle:
             return Point(theta, None, sol, q, exact=sol.converged)
         if K_theta is None or self.problem.representation != "dense":
             K_theta = self.combine(theta)  # factor banks: the (clipped) weights themselves
-        self.svm_solves += 1
+        self.svm_solves += self.targets
         sol = self.problem.solve(K_theta, theta, self.y, self.C, self.svm_tol)
         if self.log is not None:
             self.log.inner(sol.converged, "SVM")
@@ -138,7 +171,7 @@ class Oracle:
         """The SVM at ``pt``'s weights solved to ``svm_tol`` from the engine's
         state: the exact point an interleaved fit returns (``track``: with its
         q, for a fit that goes on)."""
-        self.svm_solves += 1
+        self.svm_solves += self.targets
         sol, q = self.engine.solve(pt.theta, self.svm_tol, track=track)
         if self.log is not None:
             self.log.inner(sol.converged, "SVM")
@@ -154,7 +187,7 @@ class Oracle:
     def q(self, pt: Point) -> np.ndarray:
         """q_m = beta' K_m beta for beta = alpha*y: one matrix-vector pass over the bank."""
         if pt._q is None:
-            self.passes += 1
+            self.passes += self.targets
             pt._q = self.problem.forms(pt.sol.dual_coef)
         return pt._q
 
@@ -236,11 +269,28 @@ class WrapperMKL(BaseMKL):
     which to stop), ``max_iter``, ``svm_tol`` (libsvm's tolerance),
     ``verbose`` (1: one line per iteration through the ``mkl`` logger),
     ``task`` (the inner dual: ``"classification"``, ``Regression(epsilon)``,
-    ``Novelty(nu)``; :class:`~mkl.algorithms.base.BaseMKL`).
+    ``Novelty(nu)``; :class:`~mkl.algorithms.base.BaseMKL`), ``multiclass``
+    (more than two classes: ``"ovr"``, a weight vector per one-vs-rest
+    problem, or ``"shared"``, one weight vector for all of them, (S1) in the
+    module docstring: ``weights_`` (M,), ``objective_`` the sum of the
+    classes' J_c, one ``gap_``, ``n_iter_`` and ``history_``, and a
+    ``dual_coef_`` and ``intercept_`` per class).
     """
 
+    _parameter_constraints: dict = {
+        **BaseMKL._parameter_constraints,
+        "multiclass": [StrOptions({"ovr", "shared"})],
+    }
+
     def __init__(
-        self, C=1.0, tol=1e-2, max_iter=500, svm_tol=1e-3, verbose=0, task="classification"
+        self,
+        C=1.0,
+        tol=1e-2,
+        max_iter=500,
+        svm_tol=1e-3,
+        verbose=0,
+        task="classification",
+        multiclass="ovr",
     ):
         self.C = C
         self.tol = tol
@@ -248,6 +298,7 @@ class WrapperMKL(BaseMKL):
         self.svm_tol = svm_tol
         self.verbose = verbose
         self.task = task
+        self.multiclass = multiclass
 
     # the methods that take ``interleaved`` set it as a parameter
     interleaved = False
@@ -314,8 +365,21 @@ class WrapperMKL(BaseMKL):
         )  # fmt: skip
 
     def _fit_binary(self, K, y, K_mean):
+        return self._minimise(K, y, K_mean)[0]
+
+    def _fit_jointly(self, K, tasks: list[np.ndarray], K_mean) -> list[BinaryFit]:
+        """``multiclass="shared"``: one weight vector for every one-vs-rest task,
+        (S1) in the module docstring; a fit per class, all with the same weights
+        and the joint fit's record."""
+        return self._minimise(K, np.stack(tasks), K_mean)
+
+    def _minimise(self, K, y, K_mean) -> list[BinaryFit]:
+        """The loop on the targets ``y``: one vector (n,), or a matrix (C, n) whose
+        SVM objectives are summed (S1). A fit per target vector."""
         domain = self._domain()
         problem = inner_problem(K, K_mean, self._task)
+        if y.ndim == 2:
+            problem = SummedProblems(problem, y.shape[0])
         oracle = Oracle(
             problem, y, self._box(self.C), self.svm_tol, interleaved=self.interleaved, domain=domain
         )
@@ -369,11 +433,15 @@ class WrapperMKL(BaseMKL):
             self._confirm(oracle, state, log)
         log.finish()
         best = log.best
-        return BinaryFit(
-            weights=best.theta,
-            dual_coef=best.sol.dual_coef,
-            intercept=best.sol.bias,
-            objective=best.J,
-            spectral_ratio=problem.spectral_ratio(oracle.combination(best)),
-            **log.fit_fields(),
-        )
+        spectral_ratio = problem.spectral_ratio(oracle.combination(best))
+        return [
+            BinaryFit(
+                weights=best.theta,
+                dual_coef=sol.dual_coef,
+                intercept=sol.bias,
+                objective=sol.objective,  # J at the returned weights (an exact point)
+                spectral_ratio=spectral_ratio,
+                **log.fit_fields(),
+            )
+            for sol in (best.sol.parts if y.ndim == 2 else [best.sol])
+        ]

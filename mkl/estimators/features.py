@@ -497,13 +497,21 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
     verbose : bool or int
         The algorithm's progress, one line per iteration through the
         ``mkl`` logger (the algorithm's own ``verbose``).
+    multiclass : "ovr" or "shared"
+        More than two classes: ``"ovr"`` (the default) learns a weight vector
+        per one-vs-rest problem; ``"shared"`` one weight vector for all of
+        them, the minimiser of the sum of their SVM objectives (convex, with
+        a certified gap: :mod:`mkl.algorithms.wrapper`), for the methods of
+        the wrapper framework (``simplemkl``, ``silp``, ``level``, ``lp_*``,
+        ``gmkl``, ``spg``); another algorithm refuses it by name.
 
     Attributes
     ----------
     estimator_ : BaseMKL
         The fitted bank-level estimator (its ``history_`` and the rest).
-    weights_ : ndarray (M,) or (n_classes, M) for one-vs-rest
-        The kernel weights, in the order of ``kernel_names_``.
+    weights_ : ndarray (M,), or (n_classes, M) for one-vs-rest
+        The kernel weights, in the order of ``kernel_names_``: one row per
+        class for more than two classes, unless ``multiclass="shared"``.
     objective_, gap_, n_iter_, n_selected_, converged_, spectral_ratio_
         The fitted estimator's (:data:`FIT_SUMMARY`): its objective, its
         relative duality or bound gap, iterations, kernels of nonzero weight,
@@ -560,6 +568,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         class_weight=None,
         probability=False,
         verbose=False,
+        multiclass="ovr",
     ):
         self.kernels = kernels
         self.algorithm = algorithm
@@ -575,14 +584,23 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
         self.class_weight = class_weight
         self.probability = probability
         self.verbose = verbose
+        self.multiclass = multiclass
 
     def _inner_estimator(self):
         from .algorithm_params import algorithm_parameters
         from .factory import make_estimator
 
-        # verbose=True and algorithm_params' verbose are one setting given twice
-        reserved = ("random_state", "verbose") if self.verbose else ("random_state",)
+        # settings of the front end's own (verbose=True, multiclass) given again
+        # in algorithm_params are refused
+        reserved = ("random_state", "multiclass", *(("verbose",) if self.verbose else ()))
         params = algorithm_parameters(self, _NAMED_ALGORITHM_PARAMS, reserved=reserved)
+        if self.multiclass not in ("ovr", "shared"):
+            raise InputError(
+                f"multiclass must be 'ovr' (a weight vector per class) or 'shared' (one "
+                f"weight vector for all classes), got {self.multiclass!r}"
+            )
+        if self.multiclass == "shared":  # refused by name by an algorithm without it
+            params["multiclass"] = "shared"
         estimator = make_estimator(self.algorithm, C=self.C, **params)
         own = estimator.get_params()
         if "random_state" in own:

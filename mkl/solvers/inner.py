@@ -33,9 +33,16 @@ feasible set and S (beta = ``dual_coef`` in q_m = beta'K_m beta), on either
 representation (on factors the SVR's intercept is regularised as the C-SVM's;
 the one-class SVM keeps 1'alpha = 1). Which solver solves a task's dual on
 each representation is chosen in one place, ``mkl.solvers.dispatch``.
+
+:class:`SummedProblems` holds C problems of one bank at one weight vector,
+one per target vector (the shared-weights multiclass fit), and solves the sum
+of their duals; it is an inner problem like the two above, so the loops see
+one problem.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -58,7 +65,7 @@ from .dispatch import (
     solve_dense_dual,
     solve_factored_dual,
 )
-from .solution import SMOSolution, SVMSolution
+from .solution import SMOSolution, SummedSolution, SVMSolution
 from .task_duals import CLASSIFICATION
 
 
@@ -77,6 +84,14 @@ class DenseKernels:
         self._diag_max: np.ndarray | None = None  # max_i |K_m,ii|, for the PSD check
         self._warm: np.ndarray | None = None
         self.smo_iterations: list[int] = []  # per warm-started solve
+
+    def sibling(self) -> DenseKernels:
+        """The same problem with a warm start of its own, for another target
+        (:class:`SummedProblems`): the bank, its average and its diagonal
+        maxima shared, not copied."""
+        twin = copy.copy(self)
+        twin._warm, twin.smo_iterations = None, []
+        return twin
 
     def combine(self, theta: np.ndarray) -> np.ndarray:
         """K(theta) (one pass over the bank)."""
@@ -207,6 +222,13 @@ class FactorKernels:
         self._warm: SVMSolution | None = None  # the previous solve's solution
         self.epochs: list[int] = []  # coordinate-descent epochs per solve
 
+    def sibling(self) -> FactorKernels:
+        """The same problem with a warm start of its own, for another target
+        (:class:`SummedProblems`): the bank and its traces shared."""
+        twin = copy.copy(self)
+        twin._warm, twin.epochs = None, []
+        return twin
+
     def combine(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=np.float64).copy()
 
@@ -314,6 +336,96 @@ class FactorKernels:
 
     def raw_forms(self, v: np.ndarray) -> np.ndarray:
         return self.bank.quadratic_forms(v)
+
+
+class SummedProblems:
+    """C problems on one bank at one weight vector, one per target vector
+    y_c (the rows of a target matrix Y, (C, n)), whose duals are summed:
+
+        J(theta) = sum_c J_c(theta),                                              (1)
+        J_c(theta) = max_{beta_c} S_c(beta_c) - 1/2 sum_m theta_m beta_c'K_m beta_c,
+
+    so that q_m = sum_c beta_c'K_m beta_c and S = sum_c S_c (each J_c convex
+    in theta, a maximum of affine functions, and so is their sum). It is an
+    inner problem as :class:`DenseKernels` and :class:`FactorKernels` are,
+    taking Y where they take y: a combination is formed once and serves
+    every target's solve, each target keeps its own warm start (``sibling``),
+    and the solutions, q and the curvature are the sums over the targets
+    (:class:`~mkl.solvers.solution.SummedSolution`). So the wrapper
+    framework's J, gradient -1/2 q, cuts and dual bound are those of the sum,
+    with no change to a loop (``mkl.algorithms.wrapper``, ``multiclass``)."""
+
+    def __init__(self, problem, n_targets: int):
+        self.problems = [problem] + [problem.sibling() for _ in range(n_targets - 1)]
+        self.representation = problem.representation
+        self.n_kernels, self.n, self.dtype = problem.n_kernels, problem.n, problem.dtype
+
+    def combine(self, theta: np.ndarray) -> np.ndarray:
+        return self.problems[0].combine(theta)
+
+    def uniform_combination(self, theta: np.ndarray):
+        return self.problems[0].uniform_combination(theta)
+
+    def shift_weight(self, combo: np.ndarray, source: int, target: int, amount: float) -> None:
+        self.problems[0].shift_weight(combo, source, target, amount)
+
+    def solve(self, combo, theta, Y, C, tol) -> SummedSolution:
+        """Every target's dual on the one combination ``combo``, each from its own
+        warm start."""
+        return SummedSolution(
+            [p.solve(combo, theta, y, C, tol) for p, y in zip(self.problems, Y, strict=True)]
+        )
+
+    def interleaved(self, Y: np.ndarray, C):
+        """Every target's interleaved engine, advanced together
+        (:class:`SummedEngine`); None when a target's task has none."""
+        engines = [p.interleaved(y, C) for p, y in zip(self.problems, Y, strict=True)]
+        return None if any(e is None for e in engines) else SummedEngine(engines)
+
+    def forms(self, B: np.ndarray) -> np.ndarray:
+        """q_m = sum_c beta_c'K_m beta_c for the rows beta_c of B (one pass per target)."""
+        return np.sum([self.problems[0].forms(beta) for beta in B], axis=0)
+
+    def curvature(self, combo: np.ndarray, B: np.ndarray, q=None) -> float:
+        """sum_c beta_c'K(d) beta_c for the combination ``combo`` = K(d)."""
+        if q is not None:
+            return float(combo @ q)
+        return float(sum(self.problems[0].curvature(combo, beta) for beta in B))
+
+    def spectral_ratio(self, combo: np.ndarray) -> float:
+        return self.problems[0].spectral_ratio(combo)
+
+
+class SummedEngine:
+    """The interleaved engines of the targets of :class:`SummedProblems`
+    (``BankSMO`` or ``FactorCD``, one per target, each with its own state),
+    moved together at one weight vector: a chunk is a chunk of every
+    target's, its solution the :class:`~mkl.solvers.solution.SummedSolution`
+    of theirs (J's primal bound the sum of their bounds) and q the sum of
+    their q. ``rows_read`` counts every engine's rows."""
+
+    def __init__(self, engines: list):
+        self.engines = engines
+        self.chunk_steps = engines[0].chunk_steps
+
+    @property
+    def rows_read(self) -> int:
+        return sum(e.rows_read for e in self.engines)
+
+    def advance(self, theta: np.ndarray, max_steps: int, tol: float):
+        return self._summed([e.advance(theta, max_steps, tol) for e in self.engines])
+
+    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
+        return self._summed([e.solve(theta, tol, K_theta, track=track) for e in self.engines])
+
+    def combination(self, theta: np.ndarray) -> np.ndarray:
+        return self.engines[0].combination(theta)
+
+    @staticmethod
+    def _summed(results):
+        solutions, forms = zip(*results, strict=True)
+        q = None if any(f is None for f in forms) else np.sum(forms, axis=0)
+        return SummedSolution(list(solutions)), q
 
 
 def inner_problem(K, K_mean=None, task=CLASSIFICATION):

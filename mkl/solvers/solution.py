@@ -88,3 +88,36 @@ def box_of(C, n: int) -> float | np.ndarray:
     """``C`` as the solvers take it: a number as a float (checked where it is
     used), or the checked per-point bounds (:func:`box_bounds`)."""
     return float(C) if np.ndim(C) == 0 else box_bounds(C, n)
+
+
+@dataclass
+class SummedSolution:
+    """The solutions of C duals at one weight vector, one per target (the
+    shared-weights multiclass fit: ``mkl.solvers.inner.SummedProblems``), read
+    as one solution of their sum sum_c J_c(theta): the dual value, S and the
+    primal bound are the sums of the parts', ``converged`` holds when every
+    part's did, and ``dual_coef`` stacks the parts' coefficients (C, n), the
+    beta_c of q_m = sum_c beta_c' K_m beta_c."""
+
+    parts: list[SVMSolution]
+
+    @property
+    def objective(self) -> float:
+        return float(sum(s.objective for s in self.parts))
+
+    @property
+    def linear_term(self) -> float:
+        return float(sum(s.linear_term for s in self.parts))
+
+    @property
+    def primal(self) -> float | None:
+        bounds = [s.primal for s in self.parts]
+        return None if any(b is None for b in bounds) else float(sum(bounds))
+
+    @property
+    def converged(self) -> bool:
+        return all(s.converged for s in self.parts)
+
+    @property
+    def dual_coef(self) -> np.ndarray:
+        return np.stack([s.dual_coef for s in self.parts])
