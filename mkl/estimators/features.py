@@ -5,7 +5,9 @@ the kernel bank of a specification (:mod:`mkl.banks.from_features`: dense
 blocks from :mod:`mkl.kernels`, or factors K_m = Z_m Z_m' from
 :mod:`mkl.banks.factor_builders`) and a bank-level estimator of the registry
 (:data:`mkl.ALGORITHMS`); :class:`MultipleKernelRegressor` the same bank and
-:class:`mkl.estimators.task_estimators.MKLRegressor`. It takes ``X`` of shape
+:class:`mkl.estimators.task_estimators.MKLRegressor`,
+:class:`MultipleKernelOutlierDetector` the same bank and
+:class:`mkl.estimators.task_estimators.MKLNoveltyDetector`. It takes ``X`` of shape
 (n_samples, n_features), so scikit-learn's tools that slice their input along
 the first axis (``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on
 it; the bank-level estimators take (M, n, n) banks, whose first axis is the
@@ -91,7 +93,8 @@ def _text_columns(X) -> str | None:
         f"X's column(s) {', '.join(bad)} do not hold numbers: the kernels need numeric "
         "features. Encode text or categories as numbers (e.g. scikit-learn's OneHotEncoder "
         "in a ColumnTransformer, before this estimator in a Pipeline), convert numbers "
-        "stored as text (pandas.to_numeric), or drop the columns"
+        "stored as text (pandas.to_numeric), drop the columns, or give a callable kernel "
+        "k(X, Y) that reads them (kernels=[k, ...])"
     )
 
 
@@ -459,13 +462,28 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
     Parameters
     ----------
-    kernels : mapping or None
+    kernels : mapping, list, callable or None
         The bank specification, as an experiment file's ``kernels`` section
         (families with widths / degrees, ``features`` all and/or single,
         ``normalise``, ``dtype``, ``feature_limit``, ``varying_features_only``).
         None: :data:`~mkl.banks.from_features.DEFAULT_KERNELS` (11 kernels:
         Gaussian widths 2^-1..2^6 per feature, i.e. times sqrt(d) on all d
         features, and polynomial degrees 1-3 on all features, unit diagonal).
+        A family may be any kernel of scikit-learn's
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` by name with a
+        grid of its parameters (``{"family": "laplacian", "gamma": [0.1, 1]}``:
+        one kernel per value; :data:`mkl.kernels.specs.PAIRWISE_KERNELS`; the
+        sigmoid and additive_chi2 kernels are not PSD, and the methods that
+        need PSD kernels refuse them), or a callable ``k(X, Y)`` returning the
+        (n_X, n_Y) array (``{"family": k, "name": ..., "normalise": ...}``, or
+        ``k`` itself). A list of families, or one callable, is the bank of
+        them. A callable sees the rows as given (strings, booleans, numbers:
+        X of any dtype, 2-D, texts as one column), is computed as dense blocks
+        (no factors), and is refused by its name when it returns another
+        shape, NaN or inf, or an asymmetric training block. Pickling a fitted
+        estimator pickles its callables by reference (module and name): a
+        lambda or a function defined inside another cannot be pickled (pickle
+        raises); define them at module level.
     algorithm : str
         A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
