@@ -35,7 +35,11 @@ if TYPE_CHECKING:
     from .algorithms.registry import ALGORITHMS
     from .banks.factor_bank import FactorBank
     from .estimators.factory import make_estimator, make_novelty_detector, make_regressor
-    from .estimators.features import MultipleKernelClassifier, MultipleKernelRegressor
+    from .estimators.features import (
+        MultipleKernelClassifier,
+        MultipleKernelOutlierDetector,
+        MultipleKernelRegressor,
+    )
     from .estimators.plotting import plot_weights
     from .estimators.task_estimators import MKLNoveltyDetector, MKLRegressor
     from .kernels.specs import KernelSpec
@@ -58,6 +62,7 @@ _LAZY = {
     "MKLNoveltyDetector": "estimators.task_estimators",
     "MKLRegressor": "estimators.task_estimators",
     "MultipleKernelClassifier": "estimators.features",
+    "MultipleKernelOutlierDetector": "estimators.features",
     "MultipleKernelRegressor": "estimators.features",
     "make_estimator": "estimators.factory",
     "make_novelty_detector": "estimators.factory",
@@ -91,6 +96,7 @@ __all__ = [
     "MKLNoveltyDetector",
     "MKLRegressor",
     "MultipleKernelClassifier",
+    "MultipleKernelOutlierDetector",
     "MultipleKernelRegressor",
     "SolverError",
     "make_estimator",

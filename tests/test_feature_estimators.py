@@ -242,7 +242,8 @@ def test_single_feature_kernels_from_the_spec(data):
             "bad widths 'wide'",
         ),
         ({"kernels": {**SMALL_BANK, "normalize": "none"}}, r"unknown key\(s\) \['normalize'\]"),
-        ({"kernels": [1, 2]}, "bank specification"),
+        ({"kernels": 1}, "bank specification"),
+        ({"kernels": [1, 2]}, "family entry is a mapping .* or a callable k.X, Y., got 1"),
         # an integer bank truncated a Gaussian kernel to {0, 1}; 'banana' was numpy's TypeError
         ({"kernels": {**SMALL_BANK, "dtype": "int64"}}, "integer bank truncates"),
         ({"kernels": {**SMALL_BANK, "dtype": "float16"}}, r"dtype must be one of .*'float16'"),

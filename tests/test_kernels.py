@@ -36,6 +36,11 @@ specs = st.sampled_from(
         KernelSpec("homogeneous_polynomial", 2.0),
         KernelSpec("homogeneous_polynomial", 3.0, normalise="unit_diagonal"),
         KernelSpec("identity"),
+        # scikit-learn's pairwise kernels by name (the PSD ones)
+        KernelSpec("laplacian", keywords=(("gamma", 0.5),)),
+        KernelSpec("rbf", feature=0),
+        KernelSpec("cosine"),
+        KernelSpec("poly", keywords=(("degree", 2.0), ("coef0", 1.0))),
     ]
 )
 normalisations = st.sampled_from(["none", "unit_trace", "unit_diagonal", "unit_variance", "center"])
@@ -72,7 +77,7 @@ def test_memo_bank_has_21_kernels():
     "bad, message",
     [
         ({"families": []}, "no 'families'"),
-        ({"families": [{"family": "sigmoid"}]}, "unknown kernel family"),
+        ({"families": [{"family": "sigmoidal"}]}, "unknown kernel family"),
         ({"families": [{"family": "linear"}], "normalise": "l2"}, "unknown normalisation"),
         ({"families": [{"family": "gaussian", "widths": [0.0]}]}, "positive"),
         ({"families": [{"family": "linear", "features": ["each"]}]}, "'all' or 'single'"),
@@ -329,7 +334,8 @@ def test_bad_features_are_refused():
         (("polynomial", 2.5), "degree must be an integer >= 1, got 2.5"),
         (("polynomial", -1), "degree must be an integer >= 1, got -1"),
         (("homogeneous_polynomial", 0), "degree must be an integer >= 1"),
-        (("sigmoid", 1.0), "unknown kernel family 'sigmoid'"),
+        (("sigmoidal", 1.0), "unknown kernel family 'sigmoidal'"),
+        (("sigmoid", 1.0), "its parameters are keywords, not param=1.0"),
         (("linear", None, -2), "feature must be a column index >= 0"),
         (("linear", None, 1.5), "feature must be a column index >= 0"),
         (("linear", None, -1, "l2"), "unknown normalisation 'l2'"),

@@ -76,10 +76,23 @@ TEST_BLOCK_CHUNK_BYTES = 256 * 2**20
 
 
 # ---------------------------------------------------------------- the spec
+def as_bank_spec(kernels):
+    """``kernels`` given as a callable kernel k(X, Y) or a list of families
+    (built-in, scikit-learn's by name, callables), as the bank specification
+    ``{"families": [...]}`` of them; anything else as given."""
+    if callable(kernels):
+        return {"families": [kernels]}
+    if isinstance(kernels, (list, tuple)):
+        return {"families": list(kernels)}
+    return kernels
+
+
 def checked_feature_spec(spec) -> dict:
-    """A bank specification to compute from features (a copy): a mapping, and
-    neither a similarity bank (precomputed matrices) nor ``eigendecompose``
-    (which applies to similarity banks only)."""
+    """A bank specification to compute from features (a copy): a mapping (or
+    a callable or list of families, :func:`as_bank_spec`), and neither a
+    similarity bank (precomputed matrices) nor ``eigendecompose`` (which
+    applies to similarity banks only)."""
+    spec = as_bank_spec(spec)
     if not isinstance(spec, Mapping):
         raise InputError(
             f"kernels must be a bank specification (a mapping with 'families'), "
@@ -106,15 +119,37 @@ def all_kernels_linear(kernels, views) -> bool:
     :data:`DEFAULT_KERNELS`) and of ``views`` (their own specs) is linear: then
     exact factors (X itself, its columns or groups) keep a sparse X sparse. A
     malformed spec is not linear (the bank's computation names the problem)."""
+    try:
+        return all(_family(fam) == "linear" for fam in _bank_families(kernels, views))
+    except (TypeError, KeyError, AttributeError):
+        return False
+
+
+def callable_kernels(kernels, views) -> list:
+    """The callable kernels k(X, Y) of the bank of ``kernels`` and ``views``:
+    with one, X is given to the kernels as it is (strings, booleans), and the
+    bank is dense. A malformed spec has none (the bank's computation names
+    the problem)."""
+    try:
+        return [_family(fam) for fam in _bank_families(kernels, views) if callable(_family(fam))]
+    except (TypeError, KeyError, AttributeError):
+        return []
+
+
+def _bank_families(kernels, views) -> list:
+    """The family entries of every part of the bank: the ``views``' own specs
+    and, where a part uses it, ``kernels`` (None: :data:`DEFAULT_KERNELS`)."""
     views = list(views or ())
     own = [v[2] for v in views if isinstance(v, (tuple, list)) and len(v) == 3 and v[2] is not None]
     specs = own
     if not views or len(own) < len(views):  # some part uses ``kernels``
         specs = [*own, kernels if kernels is not None else DEFAULT_KERNELS]
-    try:
-        return all(fam.get("family") == "linear" for spec in specs for fam in spec["families"])
-    except (TypeError, KeyError, AttributeError):
-        return False
+    return [fam for spec in specs for fam in as_bank_spec(spec)["families"]]
+
+
+def _family(entry):
+    """The family of a family entry: the callable given alone, else its ``family``."""
+    return entry if callable(entry) else entry.get("family")
 
 
 def expand_on_features(spec: Mapping, X_train) -> tuple[list[KernelSpec], list[int] | None]:

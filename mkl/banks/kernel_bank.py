@@ -41,11 +41,20 @@ import numpy as np
 
 from .._io import CorruptFile, atomic_path, crc32
 from ..exceptions import InputError
-from ..kernels.specs import KernelSpec
+from ..kernels.specs import CALLABLE, KernelSpec
 from ..kernels.spectra import Spectra, remember, spectra
 
+# a kernel spec in a bank file; ``keywords`` holds a scikit-learn pairwise
+# kernel's parameters as "name=repr(value)" joined by ";" (files written before
+# it have no such field: no keywords)
 _SPEC_DTYPE = np.dtype(
-    [("family", "S32"), ("param", "f8"), ("feature", "i8"), ("normalise", "S16")]
+    [
+        ("family", "S32"),
+        ("param", "f8"),
+        ("feature", "i8"),
+        ("normalise", "S16"),
+        ("keywords", "S128"),
+    ]
 )
 BANK_FORMAT_VERSION = 1
 
@@ -464,21 +473,35 @@ def _memmap(path: str, ds: h5py.Dataset) -> np.ndarray:
 def _specs_to_table(specs: Sequence[KernelSpec]) -> np.ndarray:
     t = np.empty(len(specs), dtype=_SPEC_DTYPE)
     for i, s in enumerate(specs):
+        if s.family == CALLABLE:
+            raise InputError(
+                f"kernel {s.label()} is a callable: a bank file stores kernels by their "
+                "spec, not code (save the blocks of a bank of named kernels)"
+            )
         param = np.nan if s.param is None else s.param
-        t[i] = (s.family.encode(), param, s.feature, s.normalise.encode())
+        keywords = ";".join(f"{key}={value!r}" for key, value in s.keywords)
+        t[i] = (s.family.encode(), param, s.feature, s.normalise.encode(), keywords.encode())
     return t
 
 
 def _table_to_specs(t: np.ndarray) -> list[KernelSpec]:
+    with_keywords = "keywords" in t.dtype.names
     return [
         KernelSpec(
             r["family"].decode(),
             None if np.isnan(r["param"]) else float(r["param"]),
             int(r["feature"]),
             r["normalise"].decode(),
+            _keywords(r["keywords"].decode()) if with_keywords else (),
         )
         for r in t
     ]
+
+
+def _keywords(text: str) -> tuple[tuple[str, float], ...]:
+    """A stored spec's keywords, "gamma=0.5;coef0=1.0", as (name, value) pairs."""
+    pairs = (item.split("=") for item in text.split(";") if item)
+    return tuple((key, float(value)) for key, value in pairs)
 
 
 def _plain(v):

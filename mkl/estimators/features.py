@@ -5,7 +5,9 @@ the kernel bank of a specification (:mod:`mkl.banks.from_features`: dense
 blocks from :mod:`mkl.kernels`, or factors K_m = Z_m Z_m' from
 :mod:`mkl.banks.factor_builders`) and a bank-level estimator of the registry
 (:data:`mkl.ALGORITHMS`); :class:`MultipleKernelRegressor` the same bank and
-:class:`mkl.estimators.task_estimators.MKLRegressor`. It takes ``X`` of shape
+:class:`mkl.estimators.task_estimators.MKLRegressor`,
+:class:`MultipleKernelOutlierDetector` the same bank and
+:class:`mkl.estimators.task_estimators.MKLNoveltyDetector`. It takes ``X`` of shape
 (n_samples, n_features), so scikit-learn's tools that slice their input along
 the first axis (``cross_val_score``, ``GridSearchCV``, ``Pipeline``) work on
 it; the bank-level estimators take (M, n, n) banks, whose first axis is the
@@ -29,7 +31,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -38,6 +40,7 @@ from .._validation import check_label_types, validate_params
 from ..banks.checks import degenerate_factor_kernels, degenerate_kernels
 from ..banks.from_features import (
     all_kernels_linear,
+    callable_kernels,
     dense_test_blocks,
     expand_views,
     factor_test_bank,
@@ -48,7 +51,7 @@ from ..banks.from_features import (
 )
 from ..exceptions import DegenerateKernelWarning, InputError
 from ..kernels.dense import compute_cross_block
-from ..kernels.specs import bank_dtype, c_unit, column_ranges
+from ..kernels.specs import CALLABLE, bank_dtype, c_unit, column_ranges
 
 # features whose squares summed over a row reach this are refused: a Gaussian
 # kernel's squared distances would overflow float64 (X * 1e200 once surfaced
@@ -67,7 +70,7 @@ def _validated(estimator, X, y="no_validation", **kwargs):
     except ValueError as exc:
         raise InputError(_text_columns(X) or str(exc)) from None
     X_checked = out if isinstance(y, str) and y == "no_validation" else out[0]
-    if X_checked.size:
+    if X_checked.size and X_checked.dtype.kind in "iuf":  # (a callable's X: any dtype)
         extreme = max(float(X_checked.max()), -float(X_checked.min()))  # no |X| copy
         if extreme * extreme * X_checked.shape[1] >= _LARGEST_SQUARED_NORM:
             raise InputError(
@@ -90,7 +93,8 @@ def _text_columns(X) -> str | None:
         f"X's column(s) {', '.join(bad)} do not hold numbers: the kernels need numeric "
         "features. Encode text or categories as numbers (e.g. scikit-learn's OneHotEncoder "
         "in a ColumnTransformer, before this estimator in a Pipeline), convert numbers "
-        "stored as text (pandas.to_numeric), or drop the columns"
+        "stored as text (pandas.to_numeric), drop the columns, or give a callable kernel "
+        "k(X, Y) that reads them (kernels=[k, ...])"
     )
 
 
@@ -123,7 +127,10 @@ def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> Non
     constant) indices: :func:`mkl.banks.checks.degenerate_kernels` or
     :func:`~mkl.banks.checks.degenerate_factor_kernels`), and about X whose
     every feature is constant."""
-    if X.shape[0] > 1 and not column_ranges(X).any():
+    if X.dtype.kind == "b":
+        X = X.view(np.uint8)
+    numeric = X.dtype.kind in "iuf"  # (a callable kernel reads X of any dtype)
+    if numeric and X.shape[0] > 1 and not column_ranges(X).any():
         warnings.warn(
             "every feature of X is constant over the training rows: every kernel is "
             "constant and the fit cannot tell the rows apart",
@@ -197,12 +204,22 @@ class _FeatureBankEstimator(BaseEstimator):
         return int(check_random_state(self.random_state).randint(2**31 - 1))
 
     def _resolve_representation(
-        self, spec: Mapping, n_kernels: int, n: int, estimator, sparse: bool = False
+        self, spec: Mapping, specs, n: int, estimator, sparse: bool = False
     ) -> dict:
         """The bank's representation from ``representation``
-        (:func:`mkl.banks.from_features.resolve_representation`), refused when
-        it is factors (as sparse X is held) and the algorithm needs the kernel
-        matrices."""
+        (:func:`mkl.banks.from_features.resolve_representation`) for the
+        kernels ``specs``, refused when it is factors (as sparse X is held) and
+        the algorithm needs the kernel matrices, or the bank has a callable
+        kernel (computed as dense blocks only: ``"auto"`` is dense then)."""
+        callables = [s for s in specs if s.family == CALLABLE]
+        if callables and self.representation != "auto":
+            rep = self.representation
+            kind = rep.get("kind") if isinstance(rep, Mapping) else rep
+            if kind != "dense":
+                raise InputError(
+                    f"kernel {callables[0].label()} is a callable: it is computed as dense "
+                    f"blocks, not factors; use representation 'auto' or 'dense', not {rep!r}"
+                )
         if sparse and not estimator.accepts_factors:
             raise InputError(
                 f"sparse X is held as exact factors, which algorithm {self.algorithm!r} does "
@@ -211,9 +228,9 @@ class _FeatureBankEstimator(BaseEstimator):
         rep = resolve_representation(
             self.representation,
             spec,
-            n_kernels,
+            len(specs),
             n,
-            factors_allowed=estimator.accepts_factors,
+            factors_allowed=estimator.accepts_factors and not callables,
             draw_seed=self._seed,
             sparse=sparse,
         )
@@ -239,11 +256,10 @@ class _FeatureBankEstimator(BaseEstimator):
         parts, specs, names = expand_views(
             view_parts(self.views, spec, X.shape[1], feature_names), X, feature_names
         )
-        self.C_ = self._fitted_C(specs, X.shape[0])
-        estimator.set_params(C=self.C_)
-        rep = self._resolve_representation(
-            spec, len(specs), X.shape[0], estimator, sparse=sp.issparse(X)
-        )
+        if "C" in self.get_params():  # (a one-class SVM has nu instead)
+            self.C_ = self._fitted_C(specs, X.shape[0])
+            estimator.set_params(C=self.C_)
+        rep = self._resolve_representation(spec, specs, X.shape[0], estimator, sp.issparse(X))
         dtype = bank_dtype(spec)
         bank, divisors, means, maps = training_bank(parts, X, rep, dtype, names)
         rows = min(X.shape[0], DEGENERACY_CHECK_ROWS)
@@ -400,8 +416,11 @@ class _FeatureBankEstimator(BaseEstimator):
                 f"sparse X is held as exact factors: use representation 'auto' or 'exact', "
                 f"not {self.representation!r}"
             )
+        # a callable kernel reads the rows as they are (texts, booleans); the
+        # bank's other kernels convert them to numbers (check_kernel_rows)
+        dtype = None if callable_kernels(self.kernels, self.views) else np.float64
         return _validated(
-            self, X, y, dtype=np.float64, accept_sparse="csr" if sparse else False, **kwargs
+            self, X, y, dtype=dtype, accept_sparse="csr" if sparse else False, **kwargs
         )
 
     def __sklearn_tags__(self):
@@ -409,7 +428,25 @@ class _FeatureBankEstimator(BaseEstimator):
         # Gaussian and polynomial kernels are computed on dense features; a bank
         # of linear kernels is exact factors of X, which stay sparse
         tags.input_tags.sparse = all_kernels_linear(self.kernels, self.views)
+        tags.input_tags.string = bool(callable_kernels(self.kernels, self.views))
         return tags
+
+    def _algorithm_params(self) -> dict | None:
+        """``algorithm_params`` with ``verbose`` added where the algorithm
+        reports progress (the task estimators' algorithms, which take their
+        parameters as a mapping), or None."""
+        from ..algorithms.registry import algorithm_info
+
+        params = dict(self.algorithm_params or {})
+        if self.verbose:
+            if "verbose" in params:
+                raise InputError(
+                    "set ['verbose'] with the estimator's own parameters, not algorithm_params"
+                )
+            # as the classifier: passed to the algorithms that report progress
+            if "verbose" in algorithm_info(self.algorithm).params:
+                params["verbose"] = self.verbose
+        return params or None
 
 
 def _weighted_gram(A, B, column_weights: np.ndarray) -> np.ndarray:
@@ -430,13 +467,28 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
 
     Parameters
     ----------
-    kernels : mapping or None
+    kernels : mapping, list, callable or None
         The bank specification, as an experiment file's ``kernels`` section
         (families with widths / degrees, ``features`` all and/or single,
         ``normalise``, ``dtype``, ``feature_limit``, ``varying_features_only``).
         None: :data:`~mkl.banks.from_features.DEFAULT_KERNELS` (11 kernels:
         Gaussian widths 2^-1..2^6 per feature, i.e. times sqrt(d) on all d
         features, and polynomial degrees 1-3 on all features, unit diagonal).
+        A family may be any kernel of scikit-learn's
+        ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` by name with a
+        grid of its parameters (``{"family": "laplacian", "gamma": [0.1, 1]}``:
+        one kernel per value; :data:`mkl.kernels.specs.PAIRWISE_KERNELS`; the
+        sigmoid and additive_chi2 kernels are not PSD, and the methods that
+        need PSD kernels refuse them), or a callable ``k(X, Y)`` returning the
+        (n_X, n_Y) array (``{"family": k, "name": ..., "normalise": ...}``, or
+        ``k`` itself). A list of families, or one callable, is the bank of
+        them. A callable sees the rows as given (strings, booleans, numbers:
+        X of any dtype, 2-D, texts as one column), is computed as dense blocks
+        (no factors), and is refused by its name when it returns another
+        shape, NaN or inf, or an asymmetric training block. Pickling a fitted
+        estimator pickles its callables by reference (module and name): a
+        lambda or a function defined inside another cannot be pickled (pickle
+        raises); define them at module level.
     algorithm : str
         A registry name (:data:`mkl.ALGORITHMS`): ``simplemkl`` (L1-MKL,
         Rakotomamonjy et al. 2008), ``level``, ``silp``, ``lp_analytic``
@@ -764,25 +816,15 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
         self.verbose = verbose
 
     def _inner_estimator(self):
-        from ..algorithms.registry import algorithm_info
         from .task_estimators import MKLRegressor
 
-        params = dict(self.algorithm_params or {})
-        if self.verbose:
-            if "verbose" in params:
-                raise InputError(
-                    "set ['verbose'] with the estimator's own parameters, not algorithm_params"
-                )
-            # as the classifier: passed to the algorithms that report progress
-            if "verbose" in algorithm_info(self.algorithm).params:
-                params["verbose"] = self.verbose
         return MKLRegressor(
             algorithm=self.algorithm,
             C=self.C,
             epsilon=self.epsilon,
             p=self.p,
             v=self.v,
-            algorithm_params=params or None,
+            algorithm_params=self._algorithm_params(),
         )
 
     def fit(self, X, y, sample_weight=None):
@@ -796,3 +838,92 @@ class MultipleKernelRegressor(RegressorMixin, _FeatureBankEstimator):
     def predict(self, X):
         """Predicted targets of the rows of X."""
         return self._scores(X)
+
+
+class MultipleKernelOutlierDetector(OutlierMixin, _FeatureBankEstimator):
+    """Multiple kernel novelty detection on raw features: computes the bank of
+    ``kernels`` on the training rows (normal points, no labels) and fits
+    :class:`mkl.estimators.task_estimators.MKLNoveltyDetector` on it, the
+    one-class SVM (Schoelkopf, Platt, Shawe-Taylor, Smola & Williamson 2001)
+    with the kernel weights of ``algorithm``:
+
+        J(theta) = max_alpha -1/2 sum_m theta_m alpha'K_m alpha
+        s.t. 0 <= alpha_i <= 1/(nu n), 1'alpha = 1,
+
+    minimised over the method's weight set (the simplex for ``simplemkl``,
+    ``level``, ``silp``; the lp ball; GMKL's elastic net), i.e. the weights
+    that maximise the one-class dual value min_alpha 1/2 alpha'K(theta)alpha.
+    As scikit-learn's ``OneClassSVM``: ``nu`` in (0, 1] bounds from above the
+    fraction of training rows outside the estimated support and from below
+    the fraction of support vectors (Schoelkopf et al. 2001, Proposition 4).
+
+    ``score_samples(X)`` = sum_i alpha_i k_theta(x, x_i) (larger is more
+    normal); ``decision_function(X)`` = score_samples(X) - ``offset_``, >= 0
+    inside the estimated support (``offset_`` = rho; libsvm's decision values
+    divided by nu n); ``predict(X)`` +1 (inlier) or -1 (outlier).
+
+    Parameters are those of :class:`MultipleKernelClassifier` (``kernels``:
+    built-in families, scikit-learn's pairwise kernels by name, callables;
+    ``algorithm`` among :func:`mkl.algorithms.registry.algorithms_for_task`
+    ``("novelty")``; ``p``, ``v``, ``algorithm_params``, ``representation``,
+    ``random_state``, ``views``, ``verbose``), with ``nu`` in place of ``C``.
+    Fitted attributes: ``estimator_`` (the MKLNoveltyDetector), ``offset_``,
+    ``weights_`` (M,), the fit's summary (:data:`FIT_SUMMARY`), ``kernel_specs_``,
+    ``kernel_names_``, ``view_weights_`` (with ``views``), ``n_features_in_``.
+    """
+
+    def __init__(
+        self,
+        kernels=None,
+        algorithm="simplemkl",
+        nu=0.5,
+        p=None,
+        v=None,
+        algorithm_params=None,
+        representation="auto",
+        random_state=None,
+        views=None,
+        verbose=False,
+    ):
+        self.kernels = kernels
+        self.algorithm = algorithm
+        self.nu = nu
+        self.p = p
+        self.v = v
+        self.algorithm_params = algorithm_params
+        self.representation = representation
+        self.random_state = random_state
+        self.views = views
+        self.verbose = verbose
+
+    def _inner_estimator(self):
+        from .task_estimators import MKLNoveltyDetector
+
+        return MKLNoveltyDetector(
+            algorithm=self.algorithm,
+            nu=self.nu,
+            p=self.p,
+            v=self.v,
+            algorithm_params=self._algorithm_params(),
+        )
+
+    def fit(self, X, y=None):
+        """Compute the bank of ``kernels`` on the rows of X (n_samples,
+        n_features), normal points, and fit the multiple kernel one-class SVM
+        on it; ``y`` is ignored."""
+        X = self._validated_X(X)
+        self._fit_on_bank(X, None)
+        self.offset_ = self.estimator_.offset_
+        return self
+
+    def decision_function(self, X):
+        """score_samples(X) - ``offset_``: >= 0 inside the estimated support."""
+        return self._scores(X)
+
+    def score_samples(self, X):
+        """sum_i alpha_i k_theta(x, x_i) of the rows of X: larger is more normal."""
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 for the rows of X inside the estimated support (inliers), -1 outside."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)

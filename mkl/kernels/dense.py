@@ -13,7 +13,7 @@ import numpy as np
 
 from ..exceptions import InputError
 from .functions import (
-    check_features,
+    check_kernel_rows,
     check_same_features,
     cosine_normalise,
     kernel_function,
@@ -41,11 +41,11 @@ def compute_bank(
     ``center``, its training block's column means before centring (what
     :func:`compute_test_block` centres a later test block with); the other
     rows are left as they are."""
-    X_train = check_features(X_train, "X_train")
+    X_train = check_kernel_rows(specs, X_train, "X_train")
     n = X_train.shape[0]
     M = len(specs)
     if X_test is not None:
-        X_test = check_features(X_test, "X_test")
+        X_test = check_kernel_rows(specs, X_test, "X_test")
         check_same_features(X_train, X_test)
     if out is None:
         out = np.empty((M, n, n), dtype=dtype)
@@ -97,8 +97,8 @@ def compute_test_block(
     ``center`` the training block's ``column_means`` (M, n_train) (from
     :func:`compute_bank`). Predicting on new points needs this block only, not
     the training block."""
-    X_train = check_features(X_train, "X_train")
-    X_test = check_features(X_test, "X_test")
+    X_train = check_kernel_rows(specs, X_train, "X_train")
+    X_test = check_kernel_rows(specs, X_test, "X_test")
     check_same_features(X_train, X_test)
     factors = np.asarray(factors, dtype=np.float64)
     if factors.shape != (len(specs),):
@@ -137,9 +137,9 @@ def compute_cross_block(
     block's ``column_means``, from :func:`compute_bank`; the rows' means
     against the training rows computed here). With Y = X_train it is
     :func:`compute_test_block`'s."""
-    X = check_features(X, "X")
-    Y = check_features(Y, "Y")
-    X_train = check_features(X_train, "X_train")
+    X = check_kernel_rows(specs, X, "X")
+    Y = check_kernel_rows(specs, Y, "Y")
+    X_train = check_kernel_rows(specs, X_train, "X_train")
     check_same_features(X_train, X)
     check_same_features(X_train, Y)
     block = np.empty((len(specs), X.shape[0], Y.shape[0]))

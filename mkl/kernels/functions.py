@@ -11,6 +11,14 @@ Conventions
 * Linear: ``x'z``. On a single feature i it is ``v_i v_i'`` (Xu et al. 2010, toy data).
 * Identity: 1 where a training point meets itself, 0 elsewhere (so its test block
   against the training points is zero).
+* scikit-learn's pairwise kernels by name (``laplacian``, ``chi2``, ``sigmoid``,
+  ``cosine``, ``additive_chi2``, ``rbf``, ``poly``: :data:`mkl.kernels.specs.PAIRWISE_KERNELS`):
+  ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS[name](X, Z, **keywords)``,
+  their own conventions (e.g. laplacian exp(-gamma ||x - z||_1), rbf
+  exp(-gamma ||x - z||^2)); sigmoid and additive_chi2 are not PSD.
+* A callable ``k(X, Z)``: the user's function on the rows as given (any dtype),
+  its result refused by the kernel's name when it is not an (n_X, n_Z) array of
+  finite numbers, or, on the training rows, not symmetric.
 
 Centring (``center``, :func:`center`) moves the feature map to the training
 points' mean, phi(x) - 1/n sum_j phi(x_j) (Schoelkopf, Smola & Mueller 1998,
@@ -26,7 +34,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InputError
-from .specs import ALL_FEATURES, NORMALISATIONS, KernelSpec, check_feature
+from .specs import (
+    ALL_FEATURES,
+    CALLABLE,
+    NORMALISATIONS,
+    PAIRWISE_KERNELS,
+    KernelSpec,
+    check_feature,
+)
+
+# a callable's training block is refused as asymmetric beyond this relative to
+# its largest entry (the bank-level input checks' tolerance,
+# mkl.banks.checks.check_training_kernels)
+CALLABLE_SYMMETRY_RTOL = 1e-6
+
+# the self-similarities of a pairwise or callable kernel are the diagonals of
+# its blocks on this many rows at a time (one call per block, not per row)
+DIAGONAL_BLOCK_ROWS = 64
 
 
 def _sq_dists(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -48,11 +72,17 @@ def kernel_function(
 ) -> np.ndarray:
     """Unnormalised kernel matrix k(x_i, z_j) for one spec.
 
-    ``same`` tells the identity kernel that X and Z are the same points.
+    ``same`` tells the identity kernel that X and Z are the same points (a
+    pairwise kernel is then computed on X alone, exactly symmetric; a
+    callable's block is checked for symmetry).
     """
+    if spec.family == CALLABLE:
+        return _callable_block(spec, X, Z, same)
     X = _columns(spec, np.asarray(X, dtype=np.float64))
     Z = _columns(spec, np.asarray(Z, dtype=np.float64))
     fam = spec.family
+    if fam in PAIRWISE_KERNELS:
+        return _pairwise_block(spec, X, None if same else Z)
     if fam == "gaussian":
         return np.exp(-_sq_dists(X, Z) / (2.0 * spec.param**2))
     if fam == "polynomial":
@@ -69,9 +99,17 @@ def kernel_function(
 
 
 def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
-    """Diagonal k(x_i, x_i), needed by the cosine normalisation of a test block."""
-    X = _columns(spec, np.asarray(X, dtype=np.float64))
+    """Diagonal k(x_i, x_i), needed by the cosine normalisation of a test block
+    (a pairwise or callable kernel's: the diagonals of its blocks on
+    :data:`DIAGONAL_BLOCK_ROWS` rows at a time)."""
     fam = spec.family
+    if fam in PAIRWISE_KERNELS or fam == CALLABLE:
+        n, step = len(X), DIAGONAL_BLOCK_ROWS
+        blocks = [
+            kernel_function(spec, X[i : i + step], X[i : i + step]) for i in range(0, n, step)
+        ]
+        return np.concatenate([np.diagonal(b) for b in blocks]) if blocks else np.empty(0)
+    X = _columns(spec, np.asarray(X, dtype=np.float64))
     if fam in ("gaussian", "identity"):
         return np.ones(X.shape[0])
     sq = (X * X).sum(1)
@@ -82,6 +120,82 @@ def self_similarity(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
     if fam == "linear":
         return sq
     raise InputError(f"unknown kernel family {fam!r}")
+
+
+def _pairwise_block(spec: KernelSpec, X: np.ndarray, Z: np.ndarray | None) -> np.ndarray:
+    """scikit-learn's pairwise kernel ``spec.family`` with its ``keywords``
+    between the rows of X and Z (None: X itself), scikit-learn's refusals
+    (e.g. chi2 of negative features) raised as :class:`InputError` naming the
+    kernel."""
+    from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS  # 0.3 s: on first use
+
+    try:
+        return PAIRWISE_KERNEL_FUNCTIONS[spec.family](X, Z, **dict(spec.keywords))
+    except ValueError as exc:
+        raise InputError(f"kernel {spec.label()}: {exc}") from None
+
+
+def _callable_block(spec: KernelSpec, X, Z, same: bool) -> np.ndarray:
+    """The user's ``spec.function(X, Z)`` on the rows as given (the columns
+    of a single-feature kernel), as an (n_X, n_Z) float64 array, refused
+    by the kernel's label when it is of another shape, not numbers, NaN or
+    inf, or (``same``: the training block) asymmetric beyond
+    :data:`CALLABLE_SYMMETRY_RTOL` of its largest entry."""
+    if spec.feature != ALL_FEATURES:
+        X, Z = _columns(spec, np.asarray(X)), _columns(spec, np.asarray(Z))
+    K = spec.function(X, Z)
+    if hasattr(K, "toarray"):  # a scipy.sparse result
+        K = K.toarray()
+    try:
+        K = np.asarray(K, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"kernel {spec.label()} returned {type(K).__name__}, not an array of numbers"
+        ) from None
+    expected = (len(X), len(Z))
+    if K.shape != expected:
+        raise InputError(
+            f"kernel {spec.label()} returned shape {K.shape} for {expected[0]} and "
+            f"{expected[1]} rows: a kernel k(X, Y) returns (n_X, n_Y) = {expected}"
+        )
+    if not np.isfinite(K).all():
+        raise InputError(f"kernel {spec.label()} returned NaN or inf")
+    if same and K.size:
+        asymmetry, scale = float(np.abs(K - K.T).max()), float(np.abs(K).max())
+        if asymmetry > CALLABLE_SYMMETRY_RTOL * scale:
+            raise InputError(
+                f"kernel {spec.label()} is not symmetric on the training rows: "
+                f"max |k(x_i, x_j) - k(x_j, x_i)| = {asymmetry:.3g} against entries up "
+                f"to {scale:.3g}"
+            )
+    return K
+
+
+def check_kernel_rows(specs, X, name: str):
+    """The rows the kernels of ``specs`` are computed on: X checked as
+    features (:func:`check_features`: float64, 2-D, finite) when every kernel
+    computes on numbers; with a callable kernel, X as given (2-D: its rows
+    are what the callable reads, strings or booleans as well as numbers), and
+    convertible to finite numbers when another kernel of the bank needs them."""
+    if all(spec.family != CALLABLE for spec in specs):
+        return check_features(X, name)
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise InputError(
+            f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}: a callable "
+            "kernel is given rows of X (texts, say, as one column: X[:, None])"
+        )
+    numeric = [spec for spec in specs if spec.family != CALLABLE]
+    if numeric:
+        try:
+            check_features(X, name)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"kernel {numeric[0].label()} computes on numbers, but {name} does not "
+                f"hold finite numbers ({exc}): give it its columns in a view of its own, "
+                "or a callable kernel that reads them"
+            ) from None
+    return X
 
 
 def center(K_train, K_test=None):

@@ -2,6 +2,13 @@
 and :func:`expand_bank_spec`, which expands an experiment file's compact
 ``kernels`` section into the ordered list of specs (the GMKL paper's order).
 
+A kernel is one of the built-in families (:data:`FAMILIES`), a kernel of
+scikit-learn's ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS`` by its
+name (:data:`PAIRWISE_KERNELS`: laplacian, chi2, sigmoid, cosine, ... with a
+grid of its keyword parameters), or, on the front ends on X, a callable
+``k(X, Y) -> (n_X, n_Y) array`` (:data:`CALLABLE`), which sees the rows as
+given (strings, booleans: whatever it reads).
+
 A bank is a list of :class:`KernelSpec`; its training block has shape
 (M, n_train, n_train) and its test block (M, n_test, n_train). The kernel
 functions and normalisations are in :mod:`mkl.kernels.functions`.
@@ -9,7 +16,8 @@ functions and normalisations are in :mod:`mkl.kernels.functions`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +28,28 @@ FAMILIES = ("gaussian", "polynomial", "linear", "homogeneous_polynomial", "ident
 
 
 SIMILARITY = "similarity"  # a precomputed similarity matrix; param = its index
+
+
+# the kernels of scikit-learn's sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS
+# by name, each with the keyword parameters it takes, in its signature's order
+# (kept equal to scikit-learn's functions by tests/test_kernels.py; written out
+# so that a spec is checked without importing scikit-learn, as the workflow
+# plans a run). Its ``linear`` is the built-in family of that name, and its
+# ``polynomial`` (gamma x'z + coef0)^degree is here under its alias ``poly``:
+# the built-in ``polynomial`` is SimpleMKL's (x'z + 1)^degree, the same
+# function at gamma = coef0 = 1
+PAIRWISE_KERNELS = {
+    "additive_chi2": (),
+    "chi2": ("gamma",),
+    "cosine": (),
+    "laplacian": ("gamma",),
+    "poly": ("degree", "gamma", "coef0"),
+    "rbf": ("gamma",),
+    "sigmoid": ("gamma", "coef0"),
+}
+
+
+CALLABLE = "callable"  # a user's function k(X, Y) -> (n_X, n_Y) array (front ends on X)
 
 
 NORMALISATIONS = ("none", "unit_trace", "unit_diagonal", "unit_variance", "center")
@@ -51,20 +81,29 @@ BANK_SPEC_KEYS = (
 class KernelSpec:
     """One base kernel: a family, its parameter (width or degree; None if none),
     the feature it looks at (``ALL_FEATURES`` = -1 for all of them) and the
-    normalisation fitted on the training block."""
+    normalisation fitted on the training block.
+
+    A kernel of scikit-learn's pairwise kernels (a family of
+    :data:`PAIRWISE_KERNELS`) has its parameters in ``keywords``, (name,
+    value) pairs in the order of its signature (``(("gamma", 0.5),)``;
+    scikit-learn's defaults for the rest), and ``param`` None. A callable
+    kernel is family :data:`CALLABLE`, the callable in ``function`` and its
+    label's name in ``name`` (default: the callable's ``__name__``)."""
 
     family: str
     param: float | None = None
     feature: int = ALL_FEATURES
     normalise: str = "none"
+    keywords: tuple[tuple[str, float], ...] = ()
+    function: Callable | None = None
+    name: str | None = None
 
     def __post_init__(self):
         """Refuse a spec whose kernel would be undefined or not what it says:
         each problem named here, not later as a NaN or indefinite matrix."""
-        if self.family not in FAMILIES and self.family != SIMILARITY:
-            raise InputError(
-                f"unknown kernel family {self.family!r}; known: {FAMILIES + (SIMILARITY,)}"
-            )
+        known = (*FAMILIES, *PAIRWISE_KERNELS, SIMILARITY, CALLABLE)
+        if self.family not in known:
+            raise InputError(f"unknown kernel family {self.family!r}; known: {known}")
         if self.normalise not in NORMALISATIONS:
             raise InputError(f"unknown normalisation {self.normalise!r}; known: {NORMALISATIONS}")
         if not _is_integer(self.feature) or self.feature < ALL_FEATURES:
@@ -72,8 +111,31 @@ class KernelSpec:
                 f"{self.family} kernel: feature must be a column index >= 0 "
                 f"(or {ALL_FEATURES} for all features), got {self.feature!r}"
             )
+        if self.family in PAIRWISE_KERNELS:
+            object.__setattr__(self, "keywords", _checked_keywords(self.family, self.keywords))
+        elif self.keywords:
+            raise InputError(
+                f"{self.family} kernel: keyword parameters are for scikit-learn's pairwise "
+                f"kernels ({', '.join(PAIRWISE_KERNELS)}), got {self.keywords!r}"
+            )
+        if self.family == CALLABLE:
+            if not callable(self.function):
+                raise InputError(
+                    f"a callable kernel needs a function k(X, Y), got {self.function!r}"
+                )
+            if self.name is None:
+                object.__setattr__(self, "name", callable_name(self.function))
+        elif self.function is not None or self.name is not None:
+            raise InputError(
+                f"{self.family} kernel: function and name are for a callable kernel's spec"
+            )
         param = self.param
-        if self.family == "gaussian":
+        if self.family in PAIRWISE_KERNELS or self.family == CALLABLE:
+            if param is not None:
+                raise InputError(
+                    f"{self.family} kernel: its parameters are keywords, not param={param!r}"
+                )
+        elif self.family == "gaussian":
             if not _is_real(param) or not np.isfinite(param) or param <= 0:
                 raise InputError(f"Gaussian kernel: the width must be a number > 0, got {param!r}")
         elif self.family in ("polynomial", "homogeneous_polynomial"):
@@ -88,15 +150,58 @@ class KernelSpec:
 
     def label(self, feature_names: Sequence[str] | None = None) -> str:
         """``family(param)@scope``: scope ``all``, or the feature's name in
-        ``feature_names`` (a DataFrame's columns), else ``x<index>``."""
+        ``feature_names`` (a DataFrame's columns), else ``x<index>``; a
+        pairwise kernel's parameters by name (``laplacian(gamma=0.5)@all``), a
+        callable by its name (``spectrum@all``)."""
         if self.feature == ALL_FEATURES:
             scope = "all"
         elif feature_names is not None:
             scope = str(feature_names[self.feature])
         else:
             scope = f"x{self.feature}"
-        par = "" if self.param is None else f"({self.param:g})"
+        if self.family == CALLABLE:
+            return f"{self.name}@{scope}"
+        if self.keywords:
+            par = "(" + ",".join(f"{key}={value:g}" for key, value in self.keywords) + ")"
+        else:
+            par = "" if self.param is None else f"({self.param:g})"
         return f"{self.family}{par}@{scope}"
+
+
+def callable_name(function) -> str:
+    """The name a callable kernel is labelled by: its ``__name__`` (a
+    ``functools.partial``'s function's), else its type's."""
+    inner = getattr(function, "func", function)  # functools.partial
+    return str(getattr(inner, "__name__", type(inner).__name__))
+
+
+def _checked_keywords(family: str, keywords) -> tuple[tuple[str, float], ...]:
+    """A pairwise kernel's keyword parameters as (name, float) pairs in its
+    signature's order, each a parameter it takes and a finite number:
+    ``gamma`` > 0 (at 0 every kernel of the family is constant), ``degree``
+    an integer >= 1 (a fractional power of gamma x'z + coef0 is not a
+    kernel)."""
+    takes = PAIRWISE_KERNELS[family]
+    try:
+        given = dict(keywords.items() if isinstance(keywords, Mapping) else keywords)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{family} kernel: keywords are (name, value) pairs, got {keywords!r}"
+        ) from None
+    unknown = sorted(set(given) - set(takes))
+    if unknown:
+        raise InputError(
+            f"{family} kernel: no parameter(s) {unknown}; it takes "
+            f"{list(takes) if takes else 'none'}"
+        )
+    for key, value in given.items():
+        if not _is_real(value) or not np.isfinite(value):
+            raise InputError(f"{family} kernel: {key} must be a finite number, got {value!r}")
+        if key == "gamma" and value <= 0:
+            raise InputError(f"{family} kernel: gamma must be > 0, got {value!r}")
+        if key == "degree" and (not float(value).is_integer() or value < 1):
+            raise InputError(f"{family} kernel: the degree must be an integer >= 1, got {value!r}")
+    return tuple((key, float(given[key])) for key in takes if key in given)
 
 
 BANK_DTYPES = ("float32", "float64")
@@ -202,6 +307,21 @@ def expand_bank_spec(
     is sum over families of (#params x (#all + d x #single)); the example gives
     13 (d + 1) kernels.
 
+    scikit-learn's pairwise kernels (:data:`PAIRWISE_KERNELS`) are families
+    by name with a grid of their keyword parameters, each a number, a list or
+    a range as above: ``{family: laplacian, gamma: [0.1, 1]}`` gives
+    ``laplacian(gamma=0.1)`` and ``laplacian(gamma=1)``, ``{family: sigmoid,
+    gamma: [0.01, 0.1], coef0: [0, 1]}`` four kernels (the last parameter
+    varying fastest); an unset parameter keeps scikit-learn's default (gamma
+    None: 1 / the number of features the kernel looks at). The sigmoid kernel
+    is not positive semidefinite for most parameters, nor is additive_chi2
+    (-sum_k (x_k - z_k)^2 / (x_k + z_k), zero on the diagonal): methods that
+    need PSD kernels refuse them by their input checks. chi2 and
+    additive_chi2 take non-negative features only (e.g. histograms, not
+    standardised features). On the front ends on X a family may also be a
+    callable k(X, Y), given alone or as ``{family: k, name: ..., features,
+    normalise}``.
+
     ``single_features`` restricts the single-feature kernels to those feature
     indices (see :func:`most_frequent_features`; default all ``n_features``).
 
@@ -232,54 +352,107 @@ def expand_bank_spec(
     out: list[KernelSpec] = []
     for scope in ("all", "single"):
         for fam in families:
-            family = fam.get("family") if isinstance(fam, Mapping) else None
-            if family not in FAMILIES:
-                raise InputError(f"unknown kernel family {family!r}; known: {FAMILIES}")
-            key = _PARAM_KEY[family]
-            allowed = {"family", "features", "normalise"} | ({key} if key else set())
-            if family == "gaussian":
-                allowed.add("widths_scale")
-            if set(fam) - allowed:
+            entry = {"family": fam} if callable(fam) else fam
+            if not isinstance(entry, Mapping):
                 raise InputError(
-                    f"unknown key(s) {sorted(set(fam) - allowed)} in the {family} entry; "
+                    f"a bank's family entry is a mapping {{family: ...}} or a callable "
+                    f"k(X, Y), got {fam!r}"
+                )
+            family = entry.get("family")
+            kind = CALLABLE if callable(family) else family
+            if kind != CALLABLE and kind not in FAMILIES and kind not in PAIRWISE_KERNELS:
+                raise InputError(
+                    f"unknown kernel family {family!r}; known: {FAMILIES}, scikit-learn's "
+                    f"pairwise kernels {tuple(PAIRWISE_KERNELS)}, or a callable k(X, Y)"
+                )
+            allowed = {"family", "features", "normalise"} | _ENTRY_KEYS.get(
+                kind, set(PAIRWISE_KERNELS.get(kind, ()))
+            )
+            if set(entry) - allowed:
+                label = "callable" if kind == CALLABLE else family
+                raise InputError(
+                    f"unknown key(s) {sorted(set(entry) - allowed)} in the {label} entry; "
                     f"it takes {sorted(allowed)}"
                 )
-            if key and fam.get(key) is None:
-                raise InputError(f"a {family} kernel needs its {key}")
-            norm = fam.get("normalise", default_norm)
+            norm = entry.get("normalise", default_norm)
             if norm not in NORMALISATIONS:
                 raise InputError(f"unknown normalisation {norm!r}; known: {NORMALISATIONS}")
-            scopes = fam.get("features", default_scopes)
+            scopes = entry.get("features", default_scopes)
             bad = set(scopes) - {"all", "single"}
             if bad:
                 raise InputError(f"kernel 'features' must be 'all' or 'single', got {sorted(bad)}")
             if scope not in scopes:
                 continue
-            try:
-                params = _expand_values(fam.get(key)) if key else [None]
-            except InputError:
-                raise
-            except (TypeError, ValueError, KeyError):
-                raise InputError(
-                    f"bad {key} {fam.get(key)!r} for a {family} kernel: give a list of "
-                    "numbers, {from, to} (integers) or {base, from, to} (powers)"
-                ) from None
-            if key and family == "gaussian" and any(p <= 0 for p in params):
-                raise InputError(f"gaussian widths must be positive, got {params}")
-            scale = fam.get("widths_scale", "none")
-            if scale not in WIDTHS_SCALES:
-                raise InputError(f"widths_scale must be one of {WIDTHS_SCALES}, got {scale!r}")
-            if scale == "sqrt_features" and scope == "all":
-                # squared distances between standardised rows grow like the number
-                # of features: a width given per feature means on d features
-                # what it means on one
-                params = [p * float(np.sqrt(n_features)) for p in params]
+            if kind == CALLABLE:
+                variants = [{"family": CALLABLE, "function": family, "name": entry.get("name")}]
+            elif kind in PAIRWISE_KERNELS:
+                variants = _pairwise_grid(kind, entry)
+            else:
+                variants = _family_params(kind, entry, scope, n_features)
             singles = range(n_features) if single_features is None else single_features
             features = [ALL_FEATURES] if scope == "all" else singles
             for j in features:
-                for p in params:
-                    out.append(KernelSpec(family, p, int(j), norm))
+                for variant in variants:
+                    out.append(KernelSpec(feature=int(j), normalise=norm, **variant))
     return out
+
+
+# the keys of a family entry beside family, features and normalise (a
+# pairwise kernel's: its parameters' names, PAIRWISE_KERNELS)
+_ENTRY_KEYS = {
+    "gaussian": {"widths", "widths_scale"},
+    "polynomial": {"degrees"},
+    "homogeneous_polynomial": {"degrees"},
+    "linear": set(),
+    "identity": set(),
+    CALLABLE: {"name"},
+}
+
+
+def _family_params(family: str, entry: Mapping, scope: str, n_features: int) -> list[dict]:
+    """The kernels of a built-in family's entry: one per width or degree
+    (with ``widths_scale: sqrt_features``, all-features widths times sqrt(d))."""
+    key = _PARAM_KEY[family]
+    if key and entry.get(key) is None:
+        raise InputError(f"a {family} kernel needs its {key}")
+    params = _entry_values(entry, key, family) if key else [None]
+    if key and family == "gaussian" and any(p <= 0 for p in params):
+        raise InputError(f"gaussian widths must be positive, got {params}")
+    scale = entry.get("widths_scale", "none")
+    if scale not in WIDTHS_SCALES:
+        raise InputError(f"widths_scale must be one of {WIDTHS_SCALES}, got {scale!r}")
+    if scale == "sqrt_features" and scope == "all":
+        # squared distances between standardised rows grow like the number
+        # of features: a width given per feature means on d features
+        # what it means on one
+        params = [p * float(np.sqrt(n_features)) for p in params]
+    return [{"family": family, "param": p} for p in params]
+
+
+def _pairwise_grid(family: str, entry: Mapping) -> list[dict]:
+    """The kernels of a pairwise kernel's entry: one per point of the grid of
+    its parameters' values (each a number, a list, or a range as
+    :func:`_expand_values` reads it), the last parameter varying fastest;
+    an unset parameter keeps scikit-learn's default."""
+    keys = [key for key in PAIRWISE_KERNELS[family] if key in entry]
+    grids = [_entry_values(entry, key, family) for key in keys]
+    return [
+        {"family": family, "keywords": tuple(zip(keys, point, strict=True))}
+        for point in itertools.product(*grids)
+    ]
+
+
+def _entry_values(entry: Mapping, key: str, family: str) -> list[float]:
+    """The values of an entry's ``key`` (:func:`_expand_values`), a bad one named."""
+    try:
+        return _expand_values(entry.get(key))
+    except InputError:
+        raise
+    except (TypeError, ValueError, KeyError):
+        raise InputError(
+            f"bad {key} {entry.get(key)!r} for a {family} kernel: give a number, a list of "
+            "numbers, {from, to} (integers) or {base, from, to} (powers)"
+        ) from None
 
 
 def most_frequent_features(X_train: np.ndarray, k: int) -> list[int]:

@@ -482,3 +482,35 @@ def test_an_experiment_names_the_radius_margin_methods():
     bad = {**BASE, "algorithms": {"gram": {"params": {"lam": 0.1}}}, "overrides": {}}
     with pytest.raises(ValueError, match="lam"):
         experiment.check(experiment.expand(bad))
+
+
+def test_the_schema_takes_the_bank_families_the_library_takes():
+    """One bank specification: the experiment schema's families are the
+    built-in ones and scikit-learn's pairwise kernels by name, with a grid of
+    their parameters (a number or values), as mkl.kernels.specs expands them."""
+    from mkl.kernels.specs import FAMILIES, PAIRWISE_KERNELS, expand_bank_spec
+
+    entry = SCHEMA["$defs"]["kernels"]["properties"]["families"]["items"]
+    assert set(entry["properties"]["family"]["enum"]) == {*FAMILIES, *PAIRWISE_KERNELS}
+    keywords = {key for keys in PAIRWISE_KERNELS.values() for key in keys}
+    assert keywords <= set(entry["properties"])
+    exp = yaml.safe_load(yaml.safe_dump(BASE))
+    exp["kernels"] = {
+        "families": [
+            {"family": "laplacian", "gamma": {"base": 10, "from": -2, "to": 0}},
+            {"family": "sigmoid", "gamma": 0.1, "coef0": [0, 1]},
+        ],
+        "normalise": "unit_diagonal",
+    }
+    jsonschema.validate(exp, SCHEMA)
+    labels = [s.label() for s in expand_bank_spec(exp["kernels"], 4)]
+    assert labels == [
+        "laplacian(gamma=0.01)@all",
+        "laplacian(gamma=0.1)@all",
+        "laplacian(gamma=1)@all",
+        "sigmoid(gamma=0.1,coef0=0)@all",
+        "sigmoid(gamma=0.1,coef0=1)@all",
+    ]
+    exp["kernels"]["families"][0]["gamma"] = "wide"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(exp, SCHEMA)
