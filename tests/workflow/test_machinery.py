@@ -198,7 +198,7 @@ _DELETE = object()
     [
         (("protocol",), _DELETE, "'protocol' is a required property"),
         (("protocol", "train_fraction"), 1.5, "1.5 is greater than or equal to the maximum"),
-        (("kernels", "families", 0, "family"), "rbf", "'rbf' is not one of"),
+        (("kernels", "families", 0, "family"), "radial", "'radial' is not one of"),
         (("colour",), "red", "'colour' was unexpected"),
         (("name",), "other", "name 'other' differs from the file name"),
         (("datasets",), ["sonar", "nowhere"], "dataset 'nowhere' is not in the dataset registry"),
