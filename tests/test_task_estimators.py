@@ -20,7 +20,16 @@ from mkl.estimators.task_estimators import MKLNoveltyDetector, MKLRegressor
 from . import reference
 
 PRECISE = {"tol": 1e-9, "svm_tol": 1e-9, "max_iter": 3000}
-REGRESSION = ["simplemkl", "silp", "level", "lp_analytic", "lp_newton", "lp_cutting_plane", "gmkl", "spg"]
+REGRESSION = [
+    "simplemkl",
+    "silp",
+    "level",
+    "lp_analytic",
+    "lp_newton",
+    "lp_cutting_plane",
+    "gmkl",
+    "spg",
+]
 
 
 def regression_problem(seed, n=40, M=4):
