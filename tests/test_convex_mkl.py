@@ -157,6 +157,53 @@ def test_spg_on_the_elastic_net_matches_cvxpy(v, seed, C):
     assert ElasticNetBall(v).value(est.weights_) <= 1 + 1e-9
 
 
+@pytest.mark.parametrize("v", [1.0, 0.5])
+@pytest.mark.parametrize("seed, C", [(11, 1.0), (12, 10.0)])
+def test_spg_gap_bounds_the_distance_to_the_cvxpy_optimum(v, seed, C):
+    """At the default tol the SVMs before the last are solved loosely (libsvm's
+    tolerance at the gap so far): the gap the fit reports must still bound its
+    objective's distance to the true optimum, and close below tol."""
+    K, y = problem(seed, M=5)
+    value = reference.l1_mkl(K, y, C)[0] if v == 1.0 else reference.gmkl(K, y, C, v)[0]
+    est = mkl.make_estimator("spg", C=C, v=v, tol=1e-2, svm_tol=1e-6).fit(K, y)
+    assert est.converged_ and est.gap_ <= 1e-2
+    assert est.objective_ >= value * (1 - 1e-7)
+    assert (est.objective_ - value) / est.objective_ <= est.gap_ + 1e-7
+    assert est.history_[-1]["svm_solves"] > 1
+
+
+def test_inexact_point_carries_an_upper_bound_on_j():
+    """Oracle.refine with a loose tolerance returns an inexact point whose J
+    (the SVM primal at its multipliers) is at least the exact J(theta), and
+    whose dual bound is at most min J; at svm_tol the point is exact."""
+    from mkl.algorithms.wrapper import Oracle, dual_bound
+    from mkl.solvers.inner import inner_problem
+
+    K, y = problem(13, M=4)
+    y = np.where(y == y.max(), 1, -1)
+    domain = Simplex()
+    oracle = Oracle(inner_problem(K), y, 1.0, 1e-8, domain=domain, inexact=True)
+    oracle.evaluate(domain.initial(4), K.mean(axis=0))
+    theta = np.array([0.7, 0.1, 0.1, 0.1])
+    loose = oracle.refine(theta, 0.5)
+    assert not loose.exact
+    exact_value = reference.svm_dual_value(np.tensordot(theta, K, axes=1), y, 1.0)[0]
+    assert loose.J >= exact_value * (1 - 1e-9)
+    assert dual_bound(loose, oracle.q(loose), domain) <= reference.l1_mkl(K, y, 1.0)[0] + 1e-7
+    tight = oracle.refine(theta, 0.0)
+    assert tight.exact and tight.J == pytest.approx(exact_value, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [({"v": 1.5}, "'v' parameter"), ({"v": -0.1}, "'v' parameter"), ({"memory": 0}, "'memory'")],
+)
+def test_spg_bad_parameters_are_named(bad, message):
+    K, y = problem(0)
+    with pytest.raises(ValueError, match=message):
+        mkl.make_estimator("spg", **bad).fit(K, y)
+
+
 @pytest.mark.parametrize("v", [0.0, 0.3, 0.9, 1.0])
 def test_elastic_net_projection_matches_cvxpy(v):
     """The Euclidean projection SPG uses, against CVXPY's on random points

@@ -33,7 +33,10 @@ no bound on J(theta); its J is the SVM *primal* at that alpha, an upper bound
 (weak duality), and the dual bound D(alpha) <= min J holds for any feasible
 alpha: the gap stays certified. Once it is within ``tol``, the SVM at the
 best weights is solved to ``svm_tol`` from the engine's state (``confirm``),
-and that exact point is what the fit returns; its gap is rechecked.
+and that exact point is what the fit returns; its gap is rechecked. With
+``inexact`` (SPG-GMKL, ``spg.py``) a point is the SVM solved on the same
+engine to a tolerance the method chooses (``Oracle.refine``): loose while the
+gap is wide, ``svm_tol`` at the end, and certified the same way.
 
 Shared weights across classes (``multiclass="shared"``). With C > 2 classes
 and y_c = +1 on class c, -1 elsewhere, one weight vector serves all C
@@ -113,7 +116,14 @@ class Oracle:
     evaluations solve C SVMs and whose forms read the bank once per class."""
 
     def __init__(
-        self, problem, y: np.ndarray, C, svm_tol: float, interleaved: bool = False, domain=None
+        self,
+        problem,
+        y: np.ndarray,
+        C,
+        svm_tol: float,
+        interleaved: bool = False,
+        domain=None,
+        inexact: bool = False,
     ):
         self.problem, self.y, self.C, self.svm_tol = problem, y, C, svm_tol
         self.targets = 1 if y.ndim == 1 else y.shape[0]  # SVMs per evaluation
@@ -122,10 +132,13 @@ class Oracle:
         self.passes = 0
         self.chunks = 0
         self.log: IterationLog | None = None  # told of every SVM solve's convergence
-        # the interleaved schedule (module docstring); hard margin has no finite
-        # box for the engine's primal bound, and is solved point by point
-        self.engine = problem.interleaved(y, C) if interleaved and C is not None else None
-        self.chunked = self.engine is not None  # points are chunks (else solved SVMs)
+        # the interleaved schedule, or inexact solves (:meth:`refine`), on the
+        # engine (module docstring); hard margin has no finite box for the
+        # engine's primal bound, and is solved point by point
+        wanted = (interleaved or inexact) and C is not None
+        self.engine = problem.interleaved(y, C) if wanted else None
+        # points are chunks (else solved SVMs)
+        self.chunked = self.engine is not None and interleaved
 
     @property
     def work(self) -> float:
@@ -166,6 +179,25 @@ class Oracle:
         if self.log is not None:
             self.log.inner(sol.converged, "SVM")
         return Point(theta, K_theta, sol)
+
+    def refine(self, theta: np.ndarray, tol: float) -> Point:
+        """J(theta) from the SVM solved to libsvm's ``tol`` (not below ``svm_tol``)
+        by the engine, warm from its state at the previous point, forming only
+        the kernel rows its working sets read; q comes from the engine's
+        per-kernel products, not a pass. Solved looser than ``svm_tol``, the
+        point is inexact: its J is the SVM primal at the multipliers, an upper
+        bound (weak duality), and its cut and dual bound hold as for any
+        feasible alpha. Without an engine (hard margin, the one-class SVM on
+        factors): :meth:`evaluate`, exact."""
+        if self.engine is None:
+            return self.evaluate(theta)
+        tol = max(tol, self.svm_tol)
+        self.svm_solves += self.targets
+        sol, q = self.engine.solve(theta, tol, whole=False)
+        exact = tol <= self.svm_tol
+        if exact and self.log is not None:
+            self.log.inner(sol.converged, "SVM")
+        return Point(theta, None, sol, q, exact=exact)
 
     def confirm(self, pt: Point, track: bool = False) -> Point:
         """The SVM at ``pt``'s weights solved to ``svm_tol`` from the engine's
@@ -302,6 +334,8 @@ class WrapperMKL(BaseMKL):
 
     # the methods that take ``interleaved`` set it as a parameter
     interleaved = False
+    # the methods whose points are the engine's loose warm solves (Oracle.refine)
+    inexact = False
     # the methods that take ``weight_tol`` set it as a parameter (the papers'
     # rule, ``_stop``): the loop also stops once no weight moved by more than
     # weight_tol times the largest weight since the previous iterate, and
@@ -381,8 +415,9 @@ class WrapperMKL(BaseMKL):
         if y.ndim == 2:
             problem = SummedProblems(problem, y.shape[0])
         oracle = Oracle(
-            problem, y, self._box(self.C), self.svm_tol, interleaved=self.interleaved, domain=domain
-        )
+            problem, y, self._box(self.C), self.svm_tol, interleaved=self.interleaved,
+            domain=domain, inexact=self.inexact,
+        )  # fmt: skip
         log = IterationLog(type(self).__name__, self.tol, self.max_iter, verbose=self.verbose)
         oracle.log = log
         theta = domain.initial(problem.n_kernels)

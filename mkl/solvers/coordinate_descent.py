@@ -703,8 +703,11 @@ class FactorCD:
         )
         return sol, q
 
-    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
-        """The problem at ``theta`` solved to ``tol`` from the current state."""
+    def solve(
+        self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True, whole: bool = True
+    ):
+        """The problem at ``theta`` solved to ``tol`` from the current state
+        (the other arguments are ``BankSMO.solve``'s: factors have no rows to form)."""
         return self.advance(theta, MAX_EPOCHS, tol)
 
     def combination(self, theta: np.ndarray) -> np.ndarray:

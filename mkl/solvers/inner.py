@@ -416,8 +416,12 @@ class SummedEngine:
     def advance(self, theta: np.ndarray, max_steps: int, tol: float):
         return self._summed([e.advance(theta, max_steps, tol) for e in self.engines])
 
-    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
-        return self._summed([e.solve(theta, tol, K_theta, track=track) for e in self.engines])
+    def solve(
+        self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True, whole: bool = True
+    ):
+        return self._summed(
+            [e.solve(theta, tol, K_theta, track=track, whole=whole) for e in self.engines]
+        )
 
     def combination(self, theta: np.ndarray) -> np.ndarray:
         return self.engines[0].combination(theta)

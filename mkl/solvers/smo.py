@@ -565,15 +565,20 @@ class BankSMO:
             self.rows_read += self.M * missing.size
         return self.rows
 
-    def solve(self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True):
+    def solve(
+        self, theta: np.ndarray, tol: float, K_theta=None, track: bool = True, whole: bool = True
+    ):
         """The SVM at ``theta`` solved to ``tol`` from the current state, on the
         whole combination (:meth:`combination`: most rows are read by a full
         solve, and the learned kernel's spectral ratio needs them all).
+        ``whole=False``: only the rows the working sets read are formed (a
+        loose solve from a nearby point moves a fraction of the multipliers).
         ``track=False`` (a fit's last solve): q is not needed, and the
         per-kernel products are brought up to date only if a chunk follows;
         q is then None."""
         theta = self._at(theta)
-        rows = self.combination(theta, K_theta)
+        if whole or not track:
+            rows = self.combination(theta, K_theta)
         if track:
             return self.advance(theta, max(10_000_000, 100 * self.n), tol, shrinking=True)
         self._sync()
