@@ -376,23 +376,7 @@ def plot_fidelity(cells: pd.DataFrame, path_png, path_pdf) -> None:
 
 
 # the columns of a compared cell in fidelity.md and .html (the csv has them all)
-SHOWN = [
-    "table",
-    "dataset",
-    "method",
-    "metric",
-    "paper_mean",
-    "paper_std",
-    "ours_mean",
-    "ours_std",
-    "difference",
-    "within_2sd",
-    "status",
-    "experiment",
-    "our_dataset",
-    "our_algorithm",
-    "n_splits",
-]
+SHOWN = COLUMNS[COLUMNS.index("table") : COLUMNS.index("n_splits") + 1]
 
 
 def summary_line(row: Mapping) -> str:
