@@ -28,7 +28,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .banks.kernel_bank import KernelBank
-from .exceptions import DegenerateKernelWarning, InputError, SolverError
+from .exceptions import DegenerateKernelWarning, InputError, SmallCombinationWarning, SolverError
 
 if TYPE_CHECKING:
     from .algorithms.base import BaseMKL
@@ -98,6 +98,7 @@ __all__ = [
     "MultipleKernelClassifier",
     "MultipleKernelOutlierDetector",
     "MultipleKernelRegressor",
+    "SmallCombinationWarning",
     "SolverError",
     "make_estimator",
     "make_novelty_detector",

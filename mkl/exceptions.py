@@ -41,6 +41,13 @@ class DegenerateKernelWarning(UserWarning):
     fit is still what it says; the warning names the kernels."""
 
 
+class SmallCombinationWarning(UserWarning):
+    """A learned combination whose centred part is tiny beside the uniform
+    combination's (weights on kernels nearly constant on the training rows):
+    the SVM on it sees a small kernel, and C acts correspondingly weaker. The
+    fit is what the method defines; the warning says how far to widen C's grid."""
+
+
 def is_fit_failure(exc: BaseException) -> bool:
     """Whether ``exc`` means the fit failed on its data (module docstring)."""
     from scipy.sparse.linalg import ArpackError, ArpackNoConvergence

@@ -4,6 +4,8 @@ against a recomputation of its closed form from centred matrices formed
 explicitly, alignf's QP against CVXPY's second-order cone form of the
 paper's maximisation, then the SVM on the combination."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.model_selection import StratifiedKFold
@@ -146,6 +148,30 @@ def test_kernels_blind_to_the_labels_are_refused_by_name():
         mkl.make_estimator("pwmk", delta=1.5).fit(K, y)
     with pytest.raises(ValueError, match="AlignFMKL cannot use a FactorBank"):
         mkl.make_estimator("alignf").fit(mkl.FactorBank([np.ones((6, 1))]), y)
+
+
+def test_a_combination_on_nearly_constant_kernels_is_warned_about(rng):
+    """alignf's weights are blind to each kernel's scale: on a bank with a very
+    wide Gaussian (nearly constant on the rows, its centred part tiny) beside
+    narrower ones, they sit on the wide one, and the SVM at C = 1 sees a kernel
+    hundreds of times smaller than the uniform combination: warned about with
+    the factor; the uniform-like weights of align are not."""
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1, -1)
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    K = np.stack([np.exp(-sq / (2 * w**2)) for w in (0.5, 1.0, 200.0)])
+    with pytest.warns(mkl.SmallCombinationWarning, match=r"about \d+ times smaller") as caught:
+        est = mkl.make_estimator("alignf").fit(K, y)
+    small = [w for w in caught if issubclass(w.category, mkl.SmallCombinationWarning)]
+    assert est.weights_[2] > 0.9 and len(small) == 1
+    scale = est.history_[-1]["centred_scale"]
+    F, _ = centred_products(K)
+    uniform = np.full(3, 1 / 3)
+    expected = np.sqrt(est.weights_ @ F @ est.weights_ / (uniform @ F @ uniform))
+    assert scale == pytest.approx(expected, rel=1e-9) and scale < 1e-2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mkl.SmallCombinationWarning)
+        assert mkl.make_estimator("align").fit(K, y).history_[-1]["centred_scale"] > 0.1
 
 
 # ------------------------------------------------------------------ fixed weights

@@ -45,13 +45,14 @@ alignment of the combination with yy', align / alignf / cka), the kernels'
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..banks.algebra import centred_products
-from ..exceptions import InputError
+from ..exceptions import InputError, SmallCombinationWarning
 from ..solvers.box_qp import box_qp
 from .base import BaseMKL
 from .baselines import CombinationSVM, cross_validated_losses
@@ -60,6 +61,9 @@ from .baselines import CombinationSVM, cross_validated_losses
 # which the box QP stops, and its iterations
 ALIGNF_TOL = 1e-10
 ALIGNF_MAX_ITER = 500
+# a combination whose centred part is below this fraction of the uniform
+# combination's makes the SVM's C act that much weaker: warned about
+SMALL_CENTRED_SCALE = 1e-2
 
 
 def _on_simplex(scores: np.ndarray, method: str, what: str) -> np.ndarray:
@@ -104,7 +108,31 @@ class _CentredAlignmentMKL(CombinationSVM):
         combined = float(theta @ F @ theta)
         label_norm = float(yc @ yc)
         alignment = float(theta @ a) / np.sqrt(combined) / label_norm if combined > 0 else 0.0
-        return theta, {"alignment": alignment, **columns}, converged
+        scale = _centred_scale(F, theta, combined)
+        return theta, {"alignment": alignment, "centred_scale": scale, **columns}, converged
+
+
+def _centred_scale(F: np.ndarray, theta: np.ndarray, combined: float) -> float:
+    """||K_theta^c||_F / ||K_uniform^c||_F, from the centred products. The
+    alignment is blind to each kernel's scale, so its weights may sit on
+    kernels nearly constant on these rows (a wide Gaussian, whose centred part
+    is tiny): the SVM, to which a constant adds nothing (its bias absorbs it),
+    then sees a kernel 1 / scale times smaller than the uniform combination,
+    and C acts that much weaker. Below :data:`SMALL_CENTRED_SCALE` a
+    :class:`~mkl.exceptions.SmallCombinationWarning` says so."""
+    M = F.shape[0]
+    uniform = float(F.sum()) / (M * M)
+    scale = float(np.sqrt(max(combined, 0.0) / uniform)) if uniform > 0 else 1.0
+    if scale < SMALL_CENTRED_SCALE:
+        warnings.warn(
+            f"the learned combination's centred part is {scale:.1e} of the uniform "
+            f"combination's (its weight sits on kernels nearly constant on these rows): "
+            f"the SVM sees a kernel about {1 / scale:.0f} times smaller, so C acts that much "
+            f"weaker; cross-validate C over a grid reaching about {1 / scale:.0f} times higher",
+            SmallCombinationWarning,
+            stacklevel=4,
+        )
+    return scale
 
 
 class AlignMKL(_CentredAlignmentMKL):
