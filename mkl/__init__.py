@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .algorithms.registry import ALGORITHMS
     from .banks.factor_bank import FactorBank
     from .estimators.factory import make_estimator, make_novelty_detector, make_regressor
-    from .estimators.features import (
+    from .estimators.feature_estimators import (
         MultipleKernelClassifier,
         MultipleKernelOutlierDetector,
         MultipleKernelRegressor,
@@ -61,9 +61,9 @@ _LAZY = {
     "KernelSpec": "kernels.specs",
     "MKLNoveltyDetector": "estimators.task_estimators",
     "MKLRegressor": "estimators.task_estimators",
-    "MultipleKernelClassifier": "estimators.features",
-    "MultipleKernelOutlierDetector": "estimators.features",
-    "MultipleKernelRegressor": "estimators.features",
+    "MultipleKernelClassifier": "estimators.feature_estimators",
+    "MultipleKernelOutlierDetector": "estimators.feature_estimators",
+    "MultipleKernelRegressor": "estimators.feature_estimators",
     "make_estimator": "estimators.factory",
     "make_novelty_detector": "estimators.factory",
     "make_regressor": "estimators.factory",

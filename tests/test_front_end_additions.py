@@ -22,7 +22,7 @@ from mkl import DegenerateKernelWarning, MultipleKernelClassifier, MultipleKerne
 from mkl.banks.checks import degenerate_kernels
 from mkl.banks.from_features import DEFAULT_KERNELS
 from mkl.estimators.calibration import platt_sigmoid, sigmoid_probabilities
-from mkl.estimators.features import FIT_SUMMARY
+from mkl.estimators.feature_bank import FIT_SUMMARY
 from mkl.kernels.specs import expand_bank_spec
 
 SMALL_BANK = {

@@ -13,7 +13,7 @@ section (docs/design.md, "Experiment files")::
 Two callers read it. The workflow's kernels stage (:mod:`mkl.workflow.banks`)
 computes a split's training and test blocks at once in the spec's own
 ``representation`` (:func:`expand_on_features`, :func:`compute_feature_bank`).
-The front ends on raw features (:mod:`mkl.estimators.features`) compute the
+The front ends on raw features (:mod:`mkl.estimators.feature_bank`) compute the
 training bank of the spec, or of each of their ``views``, in a representation
 resolved from their own parameter (:func:`feature_bank_spec`,
 :func:`view_parts`, :func:`expand_views`, :func:`resolve_representation`,

@@ -4,7 +4,7 @@
 together into the two (the factory, :func:`mkl.estimators.factory.make_estimator`),
 :func:`algorithm_parameters` merges them back into what the method is given
 (at fit: the task estimators, :mod:`mkl.estimators.task_estimators`, and the
-front ends on raw features, :mod:`mkl.estimators.features`).
+front ends on raw features, :mod:`mkl.estimators.feature_estimators`).
 """
 
 from __future__ import annotations
