@@ -488,27 +488,23 @@ def fidelity_html(cells: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
         pages.frame_table(summary.round(3)),
     ]
     lines = summary.set_index("paper")
-    head = [
-        [
-            pages.Cell(c, "row" if k < 4 else "")
-            for k, c in enumerate(
-                (
-                    "table",
-                    "dataset",
-                    "method",
-                    "metric",
-                    "paper",
-                    "ours",
-                    "ours − paper",
-                    "within 2 sd",
-                    "status",
-                    "experiment",
-                    "ours: dataset, algorithm",
-                    "splits",
-                )
-            )
-        ]
-    ]
+    head = pages.header(
+        (
+            "table",
+            "dataset",
+            "method",
+            "metric",
+            "paper",
+            "ours",
+            "ours − paper",
+            "within 2 sd",
+            "status",
+            "experiment",
+            "ours: dataset, algorithm",
+            "splits",
+        ),
+        keys=4,
+    )
     for paper, compared, rest in by_paper(cells):
         parts += [pages.heading(paper), pages.paragraph(summary_line(lines.loc[paper]))]
         body = []

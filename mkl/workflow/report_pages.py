@@ -87,6 +87,12 @@ def number(x, digits: int = 1, css: str = "") -> Cell:
     return Cell(f"{float(x):.{digits}f}", css)
 
 
+def header(columns: Iterable[str], keys: int = 1) -> list[list[Cell]]:
+    """The one header row of a table's ``columns``, the first ``keys`` of them
+    styled as the row's key (``row``), as the body's key cells are."""
+    return [[Cell(str(c), "row" if k < keys else "") for k, c in enumerate(columns)]]
+
+
 def table(head: Sequence[Sequence[Cell]], body: Iterable[Sequence[Cell]]) -> str:
     """An HTML table: header rows of ``head`` (a spanning first row, then the
     columns), one row per ``body`` item, its first cell the row's label."""
@@ -113,7 +119,7 @@ def _cell(tag: str, cell: Cell) -> str:
 def frame_table(df, css=None) -> str:
     """A DataFrame as a table, its columns the header, each cell through
     :func:`value`; ``css(row, column)`` gives a cell's class."""
-    head = [[Cell(str(c), "row" if k == 0 else "") for k, c in enumerate(df.columns)]]
+    head = header(df.columns)
     body = [
         [value(v, css(row, col) if css else "") for col, v in row.items()]
         for _, row in df.iterrows()

@@ -495,23 +495,19 @@ def _status_css(row: pd.Series, column: str) -> str:
 def comparison_html(comparison: pd.DataFrame) -> str:
     """The comparison with the paper (:func:`paper_comparison`), a row per cell:
     ours beside the paper's, the difference, ours shaded beyond two paper sd."""
-    head = [
-        [
-            pages.Cell(c, "row" if k < 4 else "")
-            for k, c in enumerate(
-                (
-                    "table",
-                    "metric",
-                    "dataset",
-                    "algorithm",
-                    "ours",
-                    "paper",
-                    "ours − paper",
-                    "splits",
-                )
-            )
-        ]
-    ]
+    head = pages.header(
+        (
+            "table",
+            "metric",
+            "dataset",
+            "algorithm",
+            "ours",
+            "paper",
+            "ours − paper",
+            "splits",
+        ),
+        keys=4,
+    )
     body = []
     for c in comparison.itertuples():
         css = pages.BEYOND if c.beyond_2sd else ""
