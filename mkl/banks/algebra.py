@@ -116,12 +116,17 @@ def eigenvalue_of(K: np.ndarray) -> float:
     """lambda_max of one symmetric matrix (dense solver for n <= 64, else Lanczos)."""
     if K.shape[0] <= 64:
         return float(np.linalg.eigvalsh(K)[-1])
+    return lanczos_largest(K.astype(np.float64, copy=False))
+
+
+def lanczos_largest(A) -> float:
+    """lambda_max of a symmetric matrix or ``LinearOperator`` by Lanczos
+    (ARPACK), from a fixed start: ARPACK's default start is random, and a fit
+    must repeat exactly."""
     from scipy.sparse.linalg import eigsh
 
-    K = K.astype(np.float64, copy=False)
-    # a fixed start: ARPACK's default is random, and a fit must repeat exactly
-    v0 = np.random.default_rng(0).standard_normal(K.shape[0])
-    return float(eigsh(K, k=1, which="LA", v0=v0, return_eigenvectors=False)[0])
+    v0 = np.random.default_rng(0).standard_normal(A.shape[0])
+    return float(eigsh(A, k=1, which="LA", v0=v0, return_eigenvectors=False)[0])
 
 
 @njit(cache=True, nogil=True)

@@ -49,6 +49,7 @@ import numpy as np
 from ..banks.algebra import (
     combine,
     eigenvalue_of,
+    lanczos_largest,
     largest_eigenvalue,
     psd_quadratic_forms,
     quadratic_forms,
@@ -300,7 +301,7 @@ class FactorKernels:
         for small ranks, Lanczos on it otherwise; factors on disk: every
         kernel's Gram matrix in one pass."""
         import scipy.sparse as sp
-        from scipy.sparse.linalg import LinearOperator, eigsh
+        from scipy.sparse.linalg import LinearOperator
 
         if self.bank.out_of_core:
             return np.array([float(np.linalg.eigvalsh(G)[-1]) for G in self.bank.factor_grams()])
@@ -314,8 +315,7 @@ class FactorKernels:
                 out.append(float(np.linalg.eigvalsh(np.asarray(G, dtype=np.float64))[-1]))
             else:
                 op = LinearOperator((r, r), matvec=lambda x, Zm=Zm: Zm.T @ (Zm @ x), dtype=float)
-                v0 = np.random.default_rng(0).standard_normal(r)  # a fixed start: repeatable
-                out.append(float(eigsh(op, k=1, which="LA", v0=v0, return_eigenvectors=False)[0]))
+                out.append(lanczos_largest(op))
         return np.array(out)
 
     def traces(self) -> np.ndarray:
