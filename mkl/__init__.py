@@ -28,7 +28,13 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .banks.kernel_bank import KernelBank
-from .exceptions import DegenerateKernelWarning, InputError, SmallCombinationWarning, SolverError
+from .exceptions import (
+    DegenerateKernelWarning,
+    InputError,
+    NegativeWeightsWarning,
+    SmallCombinationWarning,
+    SolverError,
+)
 
 if TYPE_CHECKING:
     from .algorithms.base import BaseMKL
@@ -98,6 +104,7 @@ __all__ = [
     "MultipleKernelClassifier",
     "MultipleKernelOutlierDetector",
     "MultipleKernelRegressor",
+    "NegativeWeightsWarning",
     "SmallCombinationWarning",
     "SolverError",
     "make_estimator",

@@ -41,6 +41,13 @@ class DegenerateKernelWarning(UserWarning):
     fit is still what it says; the warning names the kernels."""
 
 
+class NegativeWeightsWarning(UserWarning):
+    """A method that may weight kernels negatively (MKLpy's CKA) did: the
+    combination may then be indefinite, and the SVM on an indefinite kernel
+    stops at a stationary point, not at an optimum. The fit is what the method
+    defines; the warning names the kernels."""
+
+
 class SmallCombinationWarning(UserWarning):
     """A learned combination whose centred part is tiny beside the uniform
     combination's (weights on kernels nearly constant on the training rows):

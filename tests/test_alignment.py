@@ -78,10 +78,42 @@ def test_alignf_maximises_the_centred_alignment_as_cvxpy(case):
     assert all(kernel_alignment(k, yy) <= got_alignment + 1e-12 for k in K)
 
 
+def test_alignf_combination_does_not_depend_on_each_kernel_s_scale():
+    """Normalising the kernels first (unit trace, say) changes alignf's weights,
+    not its combination: for K_k -> c_k K_k the weights become theta_k / c_k
+    (on the simplex) and the combination is the same up to one global factor
+    t, which the SVM's C absorbs (C / t on the rescaled bank gives the same
+    decision function). So whether Cortes et al. normalised their kernels
+    decides only the unit of C, which their experiments and ours select by
+    cross-validation."""
+    K, y = banks()[0]
+    c = np.geomspace(0.1, 10.0, len(K))
+    plain = mkl.make_estimator("alignf", C=1.0, tol=1e-8).fit(K, y)
+    scaled_bank = K * c[:, None, None]
+    expected = plain.weights_ / c
+    scaled = mkl.make_estimator("alignf", C=1.0).fit(scaled_bank, y)
+    np.testing.assert_allclose(scaled.weights_, expected / expected.sum(), rtol=1e-6, atol=1e-9)
+    combined, combined_scaled = combine(K, plain.weights_), combine(scaled_bank, scaled.weights_)
+    t = np.trace(combined_scaled) / np.trace(combined)
+    np.testing.assert_allclose(combined_scaled, t * combined, rtol=1e-6, atol=1e-9)
+    same_svm = mkl.make_estimator("alignf", C=1.0 / t, tol=1e-8).fit(scaled_bank, y)
+    np.testing.assert_allclose(
+        same_svm.decision_function(scaled_bank), plain.decision_function(K), atol=1e-5
+    )
+
+
 @pytest.mark.parametrize("case", [0, 1])
 def test_cka_is_mklpy_s_closed_form_and_may_have_negative_weights(case):
     K, y = banks()[case]
-    est = mkl.make_estimator("cka", C=1.0).fit(K, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = mkl.make_estimator("cka", C=1.0).fit(K, y)
+    said = [w for w in caught if issubclass(w.category, mkl.NegativeWeightsWarning)]
+    # warned exactly when a reported weight is negative, naming those kernels
+    negative = np.flatnonzero(est.weights_ < 0).tolist()
+    assert len(said) == (1 if negative else 0)
+    if negative:
+        assert str(negative) in str(said[0].message)
     Kc = center(K).reshape(len(K), -1)
     F, a = Kc @ Kc.T, Kc @ np.outer(y, y).ravel()
     v = np.linalg.lstsq(F, a, rcond=None)[0]

@@ -52,9 +52,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..banks.algebra import centred_products
-from ..exceptions import InputError, SmallCombinationWarning
+from ..exceptions import InputError, NegativeWeightsWarning, SmallCombinationWarning
 from ..solvers.box_qp import box_qp
-from .base import BaseMKL
+from .base import WEIGHT_THRESHOLD, BaseMKL
 from .baselines import CombinationSVM, cross_validated_losses
 
 # alignf's QP: the projected gradient of the scaled problem (F / max F_kk) at
@@ -207,7 +207,18 @@ class CKA(_CentredAlignmentMKL):
                 "cka: every kernel's centred alignment is 0 on these labels, so no "
                 "weights can be set (constant kernels, or kernels blind to the labels)"
             )
-        return v / norm, {}, True
+        theta = v / norm
+        negative = np.flatnonzero(theta < -WEIGHT_THRESHOLD * np.abs(theta).max())  # as reported
+        if negative.size:
+            warnings.warn(
+                f"cka weights kernels {negative.tolist()} negatively (nearly collinear "
+                "kernels): the combination may be indefinite, where the SVM stops at a "
+                "stationary point rather than an optimum (as MKLpy's CKA); alignf gives "
+                "the best nonnegative combination",
+                NegativeWeightsWarning,
+                stacklevel=5,
+            )
+        return theta, {}, True
 
 
 class FHeuristic(CombinationSVM):

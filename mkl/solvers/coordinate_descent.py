@@ -41,8 +41,13 @@ from .solution import FactoredSolution, box_of
 # wide Gaussians (n = 20,000) tol 1e-3 took 700-3000 epochs, 0.2-0.9 s in all
 MAX_EPOCHS = 10000
 # with at most this many points and no more points than active factor columns,
-# the solve forms the n x n Hessian once and descends on it (``_gram_dual_cd``)
+# the solve forms the n x n Hessian once and descends on it (``_gram_dual_cd``):
+# sparse factors up to GRAM_MAX_N points, dense factors in memory up to
+# DENSE_GRAM_MAX_N (forming the Hessian costs n^2 x columns, which at a few
+# thousand points outweighs the factor path's shrinking; measured by
+# benchmarks/bench_factored_svm.py)
 GRAM_MAX_N = 4000
+DENSE_GRAM_MAX_N = 1000
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -365,6 +370,18 @@ def _per_coordinate(bound, n: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(bound, dtype=np.float64), (n,)))
 
 
+def _gram_pays(Z, n: int, width: int) -> bool:
+    """Whether ``"auto"`` descends on the n x n Hessian rather than on the
+    factors: no more points than active columns, and at most GRAM_MAX_N points
+    for sparse factors, DENSE_GRAM_MAX_N for dense ones in memory (factors on
+    disk keep the block minimisation, which never reads them whole)."""
+    if n > width:
+        return False
+    if sp.issparse(Z):
+        return n <= GRAM_MAX_N
+    return not isinstance(Z, RowBlocks) and n <= DENSE_GRAM_MAX_N
+
+
 def _solve_dual_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
     """Solve (Q), the dual every task takes on factors, for factors ``Z`` (n, R;
     an array or a CSR matrix) whose columns ``offsets[m]:offsets[m+1]`` belong
@@ -377,7 +394,6 @@ def _solve_dual_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epo
         raise ValueError(f"method must be 'auto', 'factors' or 'gram', got {method!r}")
     n = sign.shape[0]
     s = np.repeat(np.asarray(theta, dtype=np.float64), np.diff(offsets))
-    dense = not sp.issparse(Z)
     lo, hi = _per_coordinate(lo, n), _per_coordinate(hi, n)
     if x0 is None:
         x = np.zeros(n)
@@ -387,12 +403,10 @@ def _solve_dual_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epo
             raise ValueError(f"the warm start must have shape ({n},), got {x.shape}")
     active = _active_ranges(s, np.asarray(offsets, dtype=np.int64))
     width = int((active[:, 1] - active[:, 0]).sum())
-    if method == "gram" or (method == "auto" and not dense and n <= GRAM_MAX_N and n <= width):
-        # sparse factors with more active columns than points (one rank-one kernel
-        # per term of a few hundred documents): a coordinate of the factor path
-        # walks every active kernel's range, the Hessian formed once makes it O(1).
-        # Dense factors never gain: the factor path with shrinking was 1.6-10x
-        # faster at n = 1,000-3,000 and up to 5,000 columns (MNIST Nystroem)
+    if method == "gram" or (method == "auto" and _gram_pays(Z, n, width)):
+        # more active columns than points (one rank-one kernel per term of a few
+        # hundred documents): a coordinate of the factor path walks every active
+        # kernel's range, the Hessian formed once makes it O(1)
         cols = np.flatnonzero(s != 0)  # the active columns
         Zs = (Z.read() if isinstance(Z, RowBlocks) else Z)[:, cols]
         Zs = Zs.multiply(np.sqrt(s[cols])).tocsr() if sp.issparse(Zs) else Zs * np.sqrt(s[cols])
@@ -442,8 +456,8 @@ def solve_factored_svm(
 
     ``method``: ``"factors"`` (passes over Z, nothing n x n), ``"gram"`` (the
     n x n Hessian formed once: cheaper when n is below the number of active
-    columns) or ``"auto"`` (gram for sparse factors when n <= GRAM_MAX_N and
-    n <= active columns).
+    columns) or ``"auto"`` (gram when n <= active columns, for sparse factors
+    up to GRAM_MAX_N points and dense ones in memory up to DENSE_GRAM_MAX_N).
     Both run the same coordinate descent to the same stopping rule.
     """
     y = np.asarray(y, dtype=np.float64)
