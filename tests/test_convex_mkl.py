@@ -563,6 +563,12 @@ def test_cutting_plane_model_by_column_generation_matches_cvxpy(seed, K, M):
     assert theta.min() >= 0 and theta.sum() == pytest.approx(1.0)
     # a fresh domain (no working set) reaches the same minimum
     assert Simplex().minimise_model(S, Q)[0] == pytest.approx(value, rel=1e-7)
+    # over FULL_MODEL_MAX_KERNELS kernels the model holds a working set of them,
+    # priced in; below, every kernel
+    from mkl.algorithms.cut_model import FULL_MODEL_MAX_KERNELS
+
+    held = len(domain._model._columns)
+    assert held < M if M > FULL_MODEL_MAX_KERNELS else held == M
 
 
 def test_smkl_adaptive_step_ends_on_a_float32_bank():

@@ -128,7 +128,8 @@ class Simplex(WeightDomain):
     def minimise_model(self, S, Q):
         """The model's minimum over the simplex is a linear program,
         min eta s.t. S_k - 1/2 Q_k theta <= eta, 1'theta = 1, theta >= 0, kept
-        in one HiGHS model that gains a row per cut (``cut_model.py``)."""
+        in one HiGHS model that gains a row per cut, and over many kernels a
+        column per kernel priced in (``cut_model.py``)."""
         if self._model is None or self._model.n_kernels != Q.shape[1]:
             self._model = SimplexCutModel(Q.shape[1])
         return self._model.minimum(S, Q)
