@@ -28,6 +28,8 @@ iterations (``cut_model.py``), and the level projection to projected Newton on i
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import clarabel
 import numpy as np
 import scipy.sparse as sp
@@ -51,11 +53,11 @@ class WeightDomain:
         """The Euclidean projection of z onto Theta (projected-gradient methods)."""
         raise NotImplementedError
 
-    def _blocks(self, M: int, n_vars: int) -> list[tuple[sp.spmatrix, np.ndarray, object]]:
+    def _blocks(self, M: int, n_vars: int) -> list[tuple[Triplets, np.ndarray, object]]:
         """Constraint blocks (A rows, b, cone) on theta = x[:M]; theta >= 0 included.
-        Blocks are built from their nonzeros in one step each (:func:`_sparse`),
-        not composed by scipy's hstack/vstack, which cost more than Clarabel's
-        solve."""
+        Blocks are their nonzeros (:class:`Triplets`), made one matrix per
+        subproblem by :func:`_stack`: a scipy matrix per block, or scipy's
+        hstack/vstack, cost more than Clarabel's solve."""
         A = _sparse(np.arange(M), np.arange(M), np.full(M, -1.0), (M, n_vars))
         return [(A, np.zeros(M), clarabel.NonnegativeConeT(M))]
 
@@ -73,7 +75,7 @@ class WeightDomain:
         c[M] = 1.0
         cuts = np.hstack([-0.5 * Q / scale, -np.ones((K, 1))])
         blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M + 1)]
-        x, z = solve_conic(sp.csc_matrix((M + 1, M + 1)), c, blocks)
+        x, z = solve_conic(_zero_objective(M + 1), c, blocks)
         lam = np.maximum(z[:K], 0.0)
         if lam.sum() > 0:
             lam /= lam.sum()
@@ -90,7 +92,7 @@ class WeightDomain:
         scale = cut_scale(S, Q)
         cuts = -0.5 * Q / scale
         blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
-        x, _ = solve_conic(sp.identity(M, format="csc"), -theta0, blocks)
+        x, _ = solve_conic(_identity_objective(M), -theta0, blocks)
         return self._clean(x)
 
     def _clean(self, theta: np.ndarray) -> np.ndarray:
@@ -395,9 +397,33 @@ def _quadratic_constraint(d: np.ndarray, c: np.ndarray, r: float, n_vars: int):
     return A, b, clarabel.SecondOrderConeT(M + 2)
 
 
-def _sparse(rows, cols, values, shape) -> sp.csc_matrix:
-    """The CSC matrix with these nonzeros (one construction, no composition)."""
-    return sp.csc_matrix((values, (rows, cols)), shape=shape)
+class Triplets(NamedTuple):
+    """A constraint block by its nonzeros, (row, column, value) triplets: the
+    blocks of one subproblem become one CSC matrix in one construction
+    (:func:`_stack`), without a scipy matrix per block."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    shape: tuple[int, int]
+
+
+def _sparse(rows, cols, values, shape) -> Triplets:
+    """The block with these nonzeros (made a matrix once, by :func:`_stack`)."""
+    return Triplets(np.asarray(rows), np.asarray(cols), np.asarray(values, dtype=float), shape)
+
+
+def _zero_objective(n: int) -> sp.csc_matrix:
+    """The n x n zero matrix in CSC form, built from its (empty) arrays."""
+    return sp.csc_matrix(
+        (np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(n + 1, dtype=np.int32)), shape=(n, n)
+    )
+
+
+def _identity_objective(n: int) -> sp.csc_matrix:
+    """The n x n identity in CSC form, built from its arrays."""
+    index = np.arange(n + 1, dtype=np.int32)
+    return sp.csc_matrix((np.ones(n), index[:n], index), shape=(n, n))
 
 
 _INFEASIBLE = {
@@ -409,13 +435,12 @@ _INFEASIBLE = {
 
 
 def _stack(blocks) -> sp.csc_matrix:
-    """The blocks (sparse, or dense like the cuts) one above the other, from
-    their nonzeros in one construction (not scipy's vstack)."""
+    """The blocks (:class:`Triplets`, or dense arrays like the cuts) one above
+    the other, from their nonzeros in one construction (not scipy's vstack)."""
     rows, cols, values, offset = [], [], [], 0
     for A in blocks:
-        if sp.issparse(A):
-            A = A.tocoo()
-            r, c, v = A.row, A.col, A.data
+        if isinstance(A, Triplets):
+            r, c, v = A.rows, A.cols, A.values
         else:
             r, c = np.nonzero(A)
             v = A[r, c]
@@ -423,16 +448,15 @@ def _stack(blocks) -> sp.csc_matrix:
         cols.append(c)
         values.append(v)
         offset += A.shape[0]
-    return _sparse(
-        np.concatenate(rows),
-        np.concatenate(cols),
-        np.concatenate(values),
-        (offset, blocks[0].shape[1]),
+    return sp.csc_matrix(
+        (np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(offset, blocks[0].shape[1]),
     )
 
 
 def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
-    """Primal x and dual z of min 1/2 x'Px + c'x s.t. A x + s = b, s in K.
+    """Primal x and dual z of min 1/2 x'Px + c'x s.t. A x + s = b, s in K, for
+    ``P`` given by its upper triangle (CSC; the zero matrix or the identity here).
 
     Near convergence hundreds of nearly parallel cuts make the KKT systems
     ill-conditioned and the interior-point method may stop short of its 1e-9
@@ -446,7 +470,6 @@ def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = 1e-9
     settings.tol_feas = 1e-9
-    P = sp.triu(P).tocsc()
     sol = clarabel.DefaultSolver(P, np.asarray(c, float), A, b, cones, settings).solve()
     x = np.asarray(sol.x)
     if str(sol.status) in _INFEASIBLE or x.size == 0 or not np.all(np.isfinite(x)):
