@@ -55,10 +55,11 @@ def test_interleaved_lp_mkl_matches_cvxpy_at_the_papers_p(name, p):
     assert est.converged_ and est.gap_ <= PRECISE["tol"]
 
 
-def test_interleaved_silp_matches_cvxpy():
+@pytest.mark.parametrize("name", ["silp", "level"])
+def test_interleaved_l1_mkl_matches_cvxpy(name):
     K, y = problem(2)
     value, weights = reference.l1_mkl(K, y, 10.0)
-    est = fit("silp", K, y, C=10.0)
+    est = fit(name, K, y, C=10.0, interleaved=True)
     assert est.history_[-2]["chunks"] > 0
     assert est.objective_ == pytest.approx(value, rel=1e-5)
     np.testing.assert_allclose(est.weights_, weights, atol=2e-3)
@@ -84,7 +85,10 @@ def test_interleaved_tasks_match_cvxpy_on_dense_banks(name, params, task):
     assert est.objective_ == pytest.approx(value, rel=1e-5)
 
 
-@pytest.mark.parametrize("name, params", [("lp_newton", {"p": 8 / 7}), ("silp", {})])
+@pytest.mark.parametrize(
+    "name, params",
+    [("lp_newton", {"p": 8 / 7}), ("silp", {}), ("level", {"interleaved": True})],
+)
 @pytest.mark.parametrize("task", ["classification", "regression", "novelty"])
 def test_interleaved_on_factors_matches_cvxpy(name, params, task):
     """Factors: the bias-free duals of the C-SVM and the SVR (intercept b^2 the
@@ -104,7 +108,7 @@ def test_interleaved_on_factors_matches_cvxpy(name, params, task):
     else:
         spec = None
     C = None if task == "novelty" else 1.0
-    if name == "silp":
+    if name in ("silp", "level"):
         value, _ = reference.l1_mkl(K, y, C, intercept_sq=b2, task=spec)
     else:
         value, _ = reference.lp_mkl(K, y, C, params["p"], intercept_sq=b2, task=spec)
@@ -169,7 +173,9 @@ def test_the_schedule_is_a_parameter_and_hard_margin_is_solved_point_by_point():
         est = mkl.make_estimator(name)
         assert est.get_params()["interleaved"] is True
         assert mkl.make_estimator(name, interleaved=False).interleaved is False
-    for name in ("simplemkl", "level", "gmkl"):  # wrapper methods without the schedule
+    # the level method takes the schedule, off by default (not faster everywhere)
+    assert mkl.make_estimator("level").get_params()["interleaved"] is False
+    for name in ("simplemkl", "gmkl"):  # wrapper methods without the schedule
         assert "interleaved" not in mkl.make_estimator(name).get_params()
     with pytest.raises(ValueError, match="'interleaved' parameter"):
         mkl.make_estimator("lp_newton", interleaved="yes").fit(K, y)

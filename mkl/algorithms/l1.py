@@ -213,6 +213,13 @@ class LevelMKL(_CuttingPlaneMKL):
     max_m theta_m^{k-1}, and test nothing (the gap neither) before the first
     projection, as Algorithm 1 does (``WrapperMKL._stop``). ``tol=0`` leaves
     the gap out of the rule.
+
+    ``interleaved`` (default False): the projection runs between chunks of
+    SVM working-set steps, as SILP's (``wrapper.py``); cuts from any feasible
+    alpha are valid and the upper bound is the primal, so the gap certifies as
+    before. It is not the default because it is not faster everywhere
+    (``benchmarks/solver_quality.md``: faster at n >= 1,000 and a 1% gap,
+    slower at n = 500 and a 0.1% gap).
     """
 
     _parameter_constraints: dict = {
@@ -220,6 +227,7 @@ class LevelMKL(_CuttingPlaneMKL):
         "tol": [Interval(Real, 0, None, closed="left")],
         "tau": [Interval(Real, 0, 1, closed="neither")],
         "weight_tol": [Interval(Real, 0, None, closed="neither"), None],
+        "interleaved": ["boolean"],
     }
 
     def __init__(
@@ -233,6 +241,7 @@ class LevelMKL(_CuttingPlaneMKL):
         verbose=0,
         task="classification",
         multiclass="ovr",
+        interleaved=False,
     ):
         super().__init__(
             C=C, tol=tol, max_iter=max_iter, svm_tol=svm_tol, verbose=verbose, task=task,
@@ -240,6 +249,7 @@ class LevelMKL(_CuttingPlaneMKL):
         )  # fmt: skip
         self.tau = tau
         self.weight_tol = weight_tol
+        self.interleaved = interleaved
 
     def _step(self, oracle, state, pt):
         upper, lower = state.best.J, state.lower

@@ -75,7 +75,7 @@ _ALGORITHMS = {
     ),
     "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol", sample_weight=True),
     "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved", sample_weight=True),
-    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol", sample_weight=True),
+    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol interleaved", sample_weight=True),
     "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved", sample_weight=True),
     "lp_cutting_plane": _info(
         "lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved", sample_weight=True
