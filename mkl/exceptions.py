@@ -7,7 +7,11 @@ data from a bug.
 * :class:`SolverError` (a ``RuntimeError``): a numerical solver failed (a
   weight subproblem, a root finder) on input that passed validation.
 * :class:`DegenerateKernelWarning` (a warning, not an error): a kernel of the
-  bank is numerically the identity or constant on the training rows.
+  bank is numerically the identity or constant on the training rows;
+  :class:`NegativeWeightsWarning` and :class:`SmallCombinationWarning`: a fit
+  that is what its method defines, with a property the user should know of.
+  :func:`warn_at_caller` issues such a warning at the caller's line (the first
+  frame outside the library and scikit-learn), however deep the fit made it.
 
 :func:`is_fit_failure` tells the exceptions that mean "this fit failed on
 these data and hyperparameters": the two above and the numerical errors of numpy
@@ -20,7 +24,13 @@ bare ``RuntimeError``) when they fail, so that they are told apart.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import numpy as np
+
+_LIBRARY = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class InputError(ValueError):
@@ -61,3 +71,17 @@ def is_fit_failure(exc: BaseException) -> bool:
 
     numerical = (np.linalg.LinAlgError, ArithmeticError, ArpackError, ArpackNoConvergence)
     return isinstance(exc, (InputError, SolverError, *numerical))
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` at the first frame outside this library and
+    scikit-learn (whose fit wrappers sit between a user's call and ours): the
+    user's line, whichever path (one-vs-rest tasks, model selection) led to
+    the warning."""
+    import sklearn
+
+    skipped = (_LIBRARY, os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+    frame, level = sys._getframe(1), 2  # stacklevel 2: this function's caller
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skipped):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

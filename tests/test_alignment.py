@@ -113,7 +113,7 @@ def test_cka_is_mklpy_s_closed_form_and_may_have_negative_weights(case):
     negative = np.flatnonzero(est.weights_ < 0).tolist()
     assert len(said) == (1 if negative else 0)
     if negative:
-        assert str(negative) in str(said[0].message)
+        assert str(negative) in str(said[0].message) and said[0].filename == __file__
     Kc = center(K).reshape(len(K), -1)
     F, a = Kc @ Kc.T, Kc @ np.outer(y, y).ravel()
     v = np.linalg.lstsq(F, a, rcond=None)[0]
@@ -196,6 +196,7 @@ def test_a_combination_on_nearly_constant_kernels_is_warned_about(rng):
         est = mkl.make_estimator("alignf").fit(K, y)
     small = [w for w in caught if issubclass(w.category, mkl.SmallCombinationWarning)]
     assert est.weights_[2] > 0.9 and len(small) == 1
+    assert small[0].filename == __file__  # the user's line, not the library's
     scale = est.history_[-1]["centred_scale"]
     F, _ = centred_products(K)
     uniform = np.full(3, 1 / 3)

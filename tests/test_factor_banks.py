@@ -114,6 +114,7 @@ def test_auto_takes_the_hessian_path_with_more_active_columns_than_points():
     assert not _gram_pays(dense, 200, width=199)  # more points than columns
     big = np.zeros((DENSE_GRAM_MAX_N + 1, 1))
     assert not _gram_pays(big, DENSE_GRAM_MAX_N + 1, width=10**6)
+    assert not _gram_pays(dense, 1000, width=10**5)  # 10^11 multiply-adds to form it
     sparse = sp.csr_matrix((GRAM_MAX_N, 1))
     assert _gram_pays(sparse, GRAM_MAX_N, width=10**6)
     assert not _gram_pays(sp.csr_matrix((GRAM_MAX_N + 1, 1)), GRAM_MAX_N + 1, width=10**6)

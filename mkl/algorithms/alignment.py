@@ -45,14 +45,18 @@ alignment of the combination with yy', align / alignf / cka), the kernels'
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..banks.algebra import centred_products
-from ..exceptions import InputError, NegativeWeightsWarning, SmallCombinationWarning
+from ..exceptions import (
+    InputError,
+    NegativeWeightsWarning,
+    SmallCombinationWarning,
+    warn_at_caller,
+)
 from ..solvers.box_qp import box_qp
 from .base import WEIGHT_THRESHOLD, BaseMKL
 from .baselines import CombinationSVM, cross_validated_losses
@@ -124,13 +128,12 @@ def _centred_scale(F: np.ndarray, theta: np.ndarray, combined: float) -> float:
     uniform = float(F.sum()) / (M * M)
     scale = float(np.sqrt(max(combined, 0.0) / uniform)) if uniform > 0 else 1.0
     if scale < SMALL_CENTRED_SCALE:
-        warnings.warn(
+        warn_at_caller(
             f"the learned combination's centred part is {scale:.1e} of the uniform "
             f"combination's (its weight sits on kernels nearly constant on these rows): "
             f"the SVM sees a kernel about {1 / scale:.0f} times smaller, so C acts that much "
             f"weaker; cross-validate C over a grid reaching about {1 / scale:.0f} times higher",
             SmallCombinationWarning,
-            stacklevel=4,
         )
     return scale
 
@@ -210,13 +213,12 @@ class CKA(_CentredAlignmentMKL):
         theta = v / norm
         negative = np.flatnonzero(theta < -WEIGHT_THRESHOLD * np.abs(theta).max())  # as reported
         if negative.size:
-            warnings.warn(
+            warn_at_caller(
                 f"cka weights kernels {negative.tolist()} negatively (nearly collinear "
                 "kernels): the combination may be indefinite, where the SVM stops at a "
                 "stationary point rather than an optimum (as MKLpy's CKA); alignf gives "
                 "the best nonnegative combination",
                 NegativeWeightsWarning,
-                stacklevel=5,
             )
         return theta, {}, True
 

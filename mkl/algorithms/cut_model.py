@@ -46,8 +46,9 @@ FEASIBILITY_TOL = 1e-10
 RESCALE_FACTOR = 1e3
 # up to this many kernels every kernel is a column from the start; above, the
 # model starts from the kernels each cut favours most and prices the rest in,
-# at most COLUMNS_PER_ROUND a round (benchmarks/bench_cut_model.py)
-FULL_MODEL_MAX_KERNELS = 200
+# at most COLUMNS_PER_ROUND a round (benchmarks/bench_cut_model.py: slower at
+# M = 500 and random cuts, faster from M = 1,000)
+FULL_MODEL_MAX_KERNELS = 500
 COLUMNS_PER_ROUND = 50
 # a kernel prices in when (lambda'Q)_m exceeds the working set's largest by
 # this much relative to the largest
@@ -131,6 +132,9 @@ class SimplexCutModel:
             if entering.size == 0:
                 break
             self._add_columns(entering[np.argsort(prices[entering])[-COLUMNS_PER_ROUND:]], Q)
+        else:  # pragma: no cover - every round adds a kernel, so M rounds end it
+            self._highs = None
+            raise SubproblemError("cutting-plane model: column generation did not end")
         theta = np.zeros(M)
         theta[self._columns] = np.maximum(np.asarray(solution.col_value[1:]), 0.0)
         lower = float(lam @ S - 0.5 * float(prices.max()))

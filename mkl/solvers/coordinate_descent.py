@@ -48,6 +48,10 @@ MAX_EPOCHS = 10000
 # benchmarks/bench_factored_svm.py)
 GRAM_MAX_N = 4000
 DENSE_GRAM_MAX_N = 1000
+# and for dense factors at most this many multiply-adds forming it (n^2 x active
+# columns; the float64 copy of the active columns is n x columns): 10^4 columns
+# at n = 1,000
+DENSE_GRAM_MAX_FLOPS = 1e10
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -379,7 +383,11 @@ def _gram_pays(Z, n: int, width: int) -> bool:
         return False
     if sp.issparse(Z):
         return n <= GRAM_MAX_N
-    return not isinstance(Z, RowBlocks) and n <= DENSE_GRAM_MAX_N
+    return (
+        not isinstance(Z, RowBlocks)
+        and n <= DENSE_GRAM_MAX_N
+        and float(n) * n * width <= DENSE_GRAM_MAX_FLOPS
+    )
 
 
 def _solve_dual_qp(Z, offsets, theta, sign, p, lo, hi, eps, b2, tol, x0, max_epochs, seed, method):
