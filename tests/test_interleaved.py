@@ -187,8 +187,10 @@ def test_the_fit_returns_an_exact_svm_even_when_stopped_short():
     """Stopped by max_iter mid-interleaving, the returned coefficients are the
     SVM solved at the best weights (libsvm's decision values there)."""
     K, y = problem(8, n=50)
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+    with pytest.warns(ConvergenceWarning, match="max_iter=3") as caught:
         est = mkl.make_estimator("lp_newton", p=4 / 3, C=1.0, tol=1e-9, max_iter=3).fit(K, y)
+    # the warning names the user's line (here this test's), not the library's
+    assert {w.filename for w in caught if w.category is ConvergenceWarning} == {__file__}
     K_theta = combine(K, est.weights_)
     ref = solve_svm_dual(K_theta, y, 1.0, 1e-3)
     assert est.objective_ == pytest.approx(ref.objective, rel=1e-3)

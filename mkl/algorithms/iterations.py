@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from collections import Counter
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import warn_at_caller
 
 COLUMNS = (
     "iteration",
@@ -188,8 +189,9 @@ class IterationLog:
     def gap(self) -> float:
         return self.rows[-1]["gap"] if self.rows else np.nan
 
-    def finish(self, stacklevel: int = 4) -> None:
-        """Warn (``ConvergenceWarning``) when the fit did not converge, saying why."""
+    def finish(self) -> None:
+        """Warn (``ConvergenceWarning``) when the fit did not converge, saying
+        why, at the user's line (:func:`mkl.exceptions.warn_at_caller`)."""
         if self.stop_reason is None:
             self.stop("max_iter", converged=False)
         if self.converged:
@@ -204,9 +206,7 @@ class IterationLog:
                 reasons.append(f"relative gap {self.gap:.3g} > tol={self.tol}")
         for what, count in self.inner_failures.items():
             reasons.append(f"{count} {what} solve(s) did not converge")
-        warnings.warn(
-            f"{self.method}: " + "; ".join(reasons), ConvergenceWarning, stacklevel=stacklevel
-        )
+        warn_at_caller(f"{self.method}: " + "; ".join(reasons), ConvergenceWarning)
 
     def fit_fields(self) -> dict:
         """``n_iter``, ``converged``, ``gap`` and ``history`` for a ``BinaryFit``."""
