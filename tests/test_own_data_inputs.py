@@ -161,8 +161,12 @@ def test_a_zero_kernel_is_named(data, name, factored):
     else:
         bank = np.stack([X @ X.T, np.zeros((len(y), len(y)))])
         named = r"K\[1\]"
-    with pytest.warns(DegenerateKernelWarning, match=rf"1 of the 2 kernels are zero .*: {named}\."):
+    with pytest.warns(
+        DegenerateKernelWarning, match=rf"1 of the 2 kernels are zero .*: {named}\."
+    ) as caught:
         mkl.make_estimator(name, C=1.0).fit(bank, y)
+    # at the caller's line (this test's), not inside the library
+    assert {w.filename for w in caught if w.category is DegenerateKernelWarning} == {__file__}
     with warnings.catch_warnings():  # a bank without one: no warning
         warnings.simplefilter("error", DegenerateKernelWarning)
         mkl.make_estimator(name, C=1.0).fit(np.stack([X @ X.T, (X @ X.T) ** 2]), y)

@@ -15,7 +15,6 @@ prediction and the fitted attributes.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -28,7 +27,7 @@ from .._validation import check_label_types, check_target_vector, validate_param
 from ..banks.checks import as_kernel_array, check_training_kernels, locate_bad_kernel
 from ..banks.factor_bank import FactorBank
 from ..banks.kernel_bank import KernelBank
-from ..exceptions import DegenerateKernelWarning, InputError
+from ..exceptions import DegenerateKernelWarning, InputError, warn_at_caller
 from ..solvers.task_duals import CLASSIFICATION, Novelty, Regression
 from .registry import algorithms_where
 
@@ -416,7 +415,7 @@ def _warn_if_constant(scores: np.ndarray) -> None:
         return
     spread = np.ptp(scores, axis=0)
     if np.all(spread <= 1e-10 * np.maximum(1.0, np.abs(scores).max(axis=0))):
-        warnings.warn(
+        warn_at_caller(
             f"every one of the {scores.shape[0]} test rows gets the same decision value, "
             "so every row is predicted alike (one class, or one target): the test kernels "
             "are zero (or "
@@ -425,7 +424,6 @@ def _warn_if_constant(scores: np.ndarray) -> None:
             "for the features' scale) only memorise the training rows: use wider widths "
             "or other kernels (mkl.banks.checks.degenerate_kernels names such kernels)",
             DegenerateKernelWarning,
-            stacklevel=3,
         )
 
 

@@ -5,14 +5,13 @@ forms the average kernel (:func:`check_training_kernels`).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
 
 from .._validation import as_real_float
-from ..exceptions import DegenerateKernelWarning, InputError
+from ..exceptions import DegenerateKernelWarning, InputError, warn_at_caller
 from .algebra import indefinite_message
 from .kernel_bank import KernelBank
 
@@ -175,7 +174,7 @@ def warn_zero_kernels(traces: np.ndarray, names: Sequence[str] | None = None) ->
         (names[m] if names is not None else f"K[{m}]") for m in (int(m) for m in zero[:5])
     )
     more = f" and {len(zero) - 5} more" if len(zero) > 5 else ""
-    warnings.warn(
+    warn_at_caller(
         f"{len(zero)} of the {traces.size} kernels are zero on the training rows (trace at "
         f"most {ZERO_TRACE_RTOL:g} of the largest kernel's): {shown}{more}. A zero kernel "
         "adds nothing to the combined kernel, so its weight means nothing (uniform still "
@@ -183,7 +182,6 @@ def warn_zero_kernels(traces: np.ndarray, names: Sequence[str] | None = None) ->
         "from the bank (a kernel of a feature that is constant on the training rows, "
         "once centred?)",
         DegenerateKernelWarning,
-        stacklevel=4,
     )
 
 

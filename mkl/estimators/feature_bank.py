@@ -16,7 +16,6 @@ rows' factors from the maps fitted with the training ones.
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -37,7 +36,7 @@ from ..banks.from_features import (
     training_bank,
     view_parts,
 )
-from ..exceptions import DegenerateKernelWarning, InputError
+from ..exceptions import DegenerateKernelWarning, InputError, warn_at_caller
 from ..kernels.dense import compute_cross_block
 from ..kernels.specs import CALLABLE, bank_dtype, c_unit, column_ranges
 
@@ -111,11 +110,10 @@ def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> Non
         X = X.view(np.uint8)
     numeric = X.dtype.kind in "iuf"  # (a callable kernel reads X of any dtype)
     if numeric and X.shape[0] > 1 and not column_ranges(X).any():
-        warnings.warn(
+        warn_at_caller(
             "every feature of X is constant over the training rows: every kernel is "
             "constant and the fit cannot tell the rows apart",
             DegenerateKernelWarning,
-            stacklevel=4,
         )
         return
     identity, constant = found
@@ -125,20 +123,18 @@ def warn_degenerate_kernels(found: tuple[list[int], list[int]], names, X) -> Non
         return shown + (f" and {len(indices) - 5} more" if len(indices) > 5 else "")
 
     if identity:
-        warnings.warn(
+        warn_at_caller(
             f"{len(identity)} kernel(s) are numerically the identity on the training rows "
             f"(off-diagonal entries below 1e-6 of the diagonal: they only memorise the "
             f"rows): {listed(identity)}; widen the Gaussian widths (squared distances "
             "between standardised rows grow with the number of features)",
             DegenerateKernelWarning,
-            stacklevel=4,
         )
     if constant:
-        warnings.warn(
+        warn_at_caller(
             f"{len(constant)} kernel(s) are constant on the training rows (a constant "
             f"feature?): {listed(constant)}",
             DegenerateKernelWarning,
-            stacklevel=4,
         )
 
 

@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_label_types, validate_params
-from ..exceptions import DegenerateKernelWarning, InputError
+from ..exceptions import DegenerateKernelWarning, InputError, warn_at_caller
 from .feature_bank import _FeatureBankEstimator
 
 # the algorithm parameters that are the estimator's own (searchable by
@@ -327,7 +327,7 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
                 "class, drop it, or set probability=False"
             )
         if folds < PROBABILITY_FOLDS:
-            warnings.warn(
+            warn_at_caller(
                 f"probability=True: class {label!r} has only {count} training rows, fewer "
                 f"than the {PROBABILITY_FOLDS} folds of the cross-validation Platt's sigmoid "
                 f"is fitted on, so {folds} folds are used: each of their fits sees "
@@ -336,7 +336,6 @@ class MultipleKernelClassifier(ClassifierMixin, _FeatureBankEstimator):
                 "(scikit-learn's CalibratedClassifierCV(cv=5), its replacement of "
                 "SVC(probability=True) since 1.9, refuses such data)",
                 UserWarning,
-                stacklevel=3,
             )
         inner = clone(self).set_params(probability=False, verbose=False)
         cv = StratifiedKFold(folds, shuffle=True, random_state=self._seed())

@@ -27,7 +27,7 @@ from numbers import Real
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import InputError
+from ..exceptions import InputError, warn_at_caller
 from .komd import komd_margin
 from .libsvm import solve_one_class_dual, solve_svm_dual
 
@@ -140,11 +140,10 @@ def margin(K, y, C: float | None = None) -> float:
     if C is None:
         margin = komd_margin(K, signs, MARGIN_KOMD_TOL, MARGIN_MAX_ITER_PER_POINT)
         if not margin.converged:
-            warnings.warn(
+            warn_at_caller(
                 "the hard margin's QP stopped at its iteration cap (the classes' hulls "
                 "nearly touch): the margin is about 0",
                 ConvergenceWarning,
-                stacklevel=3,
             )
         return 0.5 * float(np.sqrt(max(margin.value, 0.0)))
     if not (isinstance(C, Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):

@@ -32,13 +32,12 @@ one-class SVM keeps 1'alpha = 1 exactly.
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import check_target_vector
-from ..exceptions import InputError
+from ..exceptions import InputError, warn_at_caller
 from .solution import FactoredSolution, SVMSolution, box_bounds, box_of
 
 
@@ -282,10 +281,9 @@ def check_regression_targets(y, n: int) -> np.ndarray:
         raise InputError("y contains NaN or inf")
     values = np.unique(y)
     if values.size <= CLASS_LIKE_VALUES and np.all(values == np.round(values)):
-        warnings.warn(
+        warn_at_caller(
             f"y has only {values.size} distinct integer values, like class labels; "
             "fitting a regression (for classification use mkl.make_estimator(name))",
             UserWarning,
-            stacklevel=4,
         )
     return y
