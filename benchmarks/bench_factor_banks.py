@@ -257,7 +257,8 @@ def parse_algorithm(text: str) -> tuple[str, dict]:
     params = {}
     for kv in filter(None, rest.split(",")):
         k, v = kv.split("=")
-        params[k] = float(v)
+        # level:inexact=true
+        params[k] = v.lower() == "true" if v.lower() in ("true", "false") else float(v)
     return name, params
 
 

@@ -172,6 +172,76 @@ def test_spg_gap_bounds_the_distance_to_the_cvxpy_optimum(v, seed, C):
     assert est.history_[-1]["svm_solves"] > 1
 
 
+@pytest.mark.parametrize(
+    "name, params",
+    [("level", {}), ("level", {"interleaved": True}), ("gmkl", {"v": 0.5}), ("gmkl", {"v": 0.0})],
+)
+@pytest.mark.parametrize("seed, C", [(0, 1.0), (1, 10.0)])
+def test_inexact_level_and_gmkl_match_cvxpy(name, params, seed, C):
+    """``inexact=True``: the points solved warm to the gap's precision, the fit
+    still certifies 1e-9 and meets the independent optimum."""
+    K, y = problem(seed, M=5)
+    v = params.get("v", 1.0)
+    if v == 1.0:
+        value, weights = reference.l1_mkl(K, y, C)
+    elif v == 0.0:
+        value, weights = reference.lp_mkl(K, y, C, 2.0)
+    else:
+        value, weights = reference.gmkl(K, y, C, v)
+    est = fit(name, K, y, C=C, inexact=True, **params)
+    assert_matches(est, value, weights)
+    assert est.converged_ and est.gap_ <= PRECISE["tol"]
+
+
+@pytest.mark.parametrize("name, v", [("level", 1.0), ("gmkl", 0.5)])
+@pytest.mark.parametrize("seed, C", [(11, 1.0), (12, 10.0)])
+def test_inexact_level_gap_bounds_the_distance_to_the_cvxpy_optimum(monkeypatch, name, v, seed, C):
+    """At the default tol the points are solved loosely (libsvm's tolerance at
+    the gap so far, above svm_tol): the reported gap still bounds the distance
+    of the objective to the true optimum, and closes below tol."""
+    from mkl.algorithms.wrapper import Oracle
+
+    asked = []
+    refine = Oracle.refine
+
+    def recording(self, theta, tol):
+        asked.append(tol)
+        return refine(self, theta, tol)
+
+    monkeypatch.setattr(Oracle, "refine", recording)
+    K, y = problem(seed, M=5)
+    value = reference.l1_mkl(K, y, C)[0] if v == 1.0 else reference.gmkl(K, y, C, v)[0]
+    params = {"v": v} if name == "gmkl" else {}
+    est = mkl.make_estimator(name, C=C, tol=1e-2, svm_tol=1e-6, inexact=True, **params)
+    est.fit(K, y)
+    assert est.converged_ and est.gap_ <= 1e-2
+    assert est.objective_ >= value * (1 - 1e-7)
+    assert (est.objective_ - value) / est.objective_ <= est.gap_ + 1e-7
+    assert asked and max(asked) > 1e-6  # at least one point was solved loosely
+
+
+def test_inexact_level_on_factors_matches_cvxpy():
+    from mkl.banks.factor_bank import FactorBank
+
+    from .test_factor_banks import exact_factors
+
+    K, y = problem(14, n=30, M=3)
+    b2 = float(np.mean(np.einsum("mii->mi", K)))
+    value, _ = reference.l1_mkl(K, y, 1.0, intercept_sq=b2)
+    est = fit("level", FactorBank(exact_factors(K)), y, C=1.0, inexact=True)
+    assert est.objective_ == pytest.approx(value, rel=1e-5)
+    assert est.converged_
+
+
+def test_inexact_is_a_parameter_of_level_and_gmkl_off_by_default():
+    for name in ("level", "gmkl"):
+        assert mkl.make_estimator(name).get_params()["inexact"] is False
+        assert mkl.make_estimator(name, inexact=True).inexact is True
+    K, y = problem(15)
+    with pytest.raises(ValueError, match="'inexact' parameter"):
+        mkl.make_estimator("level", inexact="yes").fit(K, y)
+
+
 def test_inexact_point_carries_an_upper_bound_on_j():
     """Oracle.refine with a loose tolerance returns an inexact point whose J
     (the SVM primal at its multipliers) is at least the exact J(theta), and

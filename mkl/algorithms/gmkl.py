@@ -6,7 +6,8 @@ objective under a quadratic constraint and whose projection (26) a QP under it,
 both second-order cone programs solved by Clarabel (``domains.py``). The start
 is theta0 = c 1 with (1 - v) c^2 + v c = 1/M, on the boundary of Theta.
 The level parameter follows ``l1.LevelMKL`` (``tau=0.9`` gives the paper's
-0.9 -> 0.99 schedule; the default 0.3 converges in far fewer iterations).
+0.9 -> 0.99 schedule; the default 0.3 converges in far fewer iterations), and
+so does ``inexact`` (warm SVM solves to a precision tied to the gap).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class GMKL(LevelMKL):
         verbose=0,
         task="classification",
         multiclass="ovr",
+        inexact=False,
     ):
         super().__init__(
             C=C,
@@ -41,6 +43,7 @@ class GMKL(LevelMKL):
             verbose=verbose,
             task=task,
             multiclass=multiclass,
+            inexact=inexact,
         )
         self.v = v
 

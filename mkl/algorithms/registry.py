@@ -75,13 +75,15 @@ _ALGORITHMS = {
     ),
     "simplemkl": _info("l1", "SimpleMKL", f"{_WRAPPER} line_search_tol", sample_weight=True),
     "silp": _info("l1", "SILP", f"{_WRAPPER} interleaved", sample_weight=True),
-    "level": _info("l1", "LevelMKL", f"{_WRAPPER} tau weight_tol interleaved", sample_weight=True),
+    "level": _info(
+        "l1", "LevelMKL", f"{_WRAPPER} tau weight_tol interleaved inexact", sample_weight=True
+    ),
     "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved", sample_weight=True),
     "lp_cutting_plane": _info(
         "lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved", sample_weight=True
     ),
     "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved", sample_weight=True),
-    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v", sample_weight=True),
+    "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v inexact", sample_weight=True),
     "spg": _info("spg", "SPGMKL", f"{_WRAPPER} memory v", sample_weight=True),
     "smkl": _info(
         "smkl", "SMKL", "C max_iter smoothing smoothing_scale step tol verbose", _CLASSIFICATION

@@ -71,18 +71,16 @@ MAX_TRIALS = 40
 class SPGState(LoopState):
     """The loop state (``wrapper.LoopState``) and what SPG keeps between steps:
     the previous iterate's weights and gradient, the spectral step length, the
-    objective values of the last ``memory`` accepted iterates, whether the SVMs
-    are solved to ``svm_tol`` from now on (``exact``: a search found no
-    decrease among loosely solved trials), and the point where a search of
-    exact solves found none (rounding near the optimum): the loop then runs
-    out its iterations without solving again, and the fit reports the gap it
-    reached as not converged."""
+    objective values of the last ``memory`` accepted iterates, and the point
+    where a search of exact solves found none (rounding near the optimum): the
+    loop then runs out its iterations without solving again, and the fit
+    reports the gap it reached as not converged. ``exact`` (``LoopState``) is
+    set once a search finds no decrease among loosely solved trials."""
 
     previous_theta: np.ndarray | None = None
     previous_gradient: np.ndarray | None = None
     step_length: float | None = None
     recent: list[float] = field(default_factory=list)
-    exact: bool = False
     stuck_at: Point | None = None  # where the search found no decrease
 
 

@@ -269,6 +269,9 @@ class LoopState:
       (:func:`record_cut`), for the cutting-plane and level methods.
     * ``model_theta``: the minimiser of those cuts' model over Theta, kept by
       the method that computed it (SILP, level) for its step.
+    * ``exact``: a method with inexact solves (``inexact``: SPG, level, GMKL)
+      solves every SVM to ``svm_tol`` from now on (its loose solves stopped
+      lowering the upper bound); written by that method.
     """
 
     domain: object
@@ -278,6 +281,7 @@ class LoopState:
     cut_offsets: list[float] = field(default_factory=list)
     cut_slopes: list[np.ndarray] = field(default_factory=list)
     model_theta: np.ndarray | None = None
+    exact: bool = False
 
 
 def record_cut(oracle: Oracle, state: LoopState, pt: Point) -> None:
