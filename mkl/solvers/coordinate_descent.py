@@ -82,22 +82,27 @@ def _row_axpy(i, d, dense, Z, data, indices, indptr, w, ranges):
 
 
 @njit(cache=True, nogil=True)
-def _coordinate_step(G, xi, lo, hi, eps, qii):
-    """One coordinate of min 1/2 x'Qx + p'x + eps ||x||_1 over lo <= x <= hi with
-    the smooth gradient G = (Qx + p)_i: (projected gradient, new value).
-
-    The projected gradient is the one-sided derivative of G d + eps |x_i + d| at
-    d = 0 in a feasible direction that descends (0 when none does); the new value
-    minimises 1/2 Q_ii d^2 + G d + eps |x_i + d| (soft thresholding, then the box:
-    Ho & Lin 2012, eq. 20 for the SVR; with eps = 0 the clipped Newton step of
-    Hsieh et al. 2008)."""
+def _projected_gradient(G, xi, lo, hi, eps):
+    """The projected gradient of coordinate i of min 1/2 x'Qx + p'x + eps ||x||_1
+    over lo <= x <= hi with the smooth gradient G = (Qx + p)_i: the one-sided
+    derivative of G d + eps |x_i + d| at d = 0 in a feasible direction that
+    descends (0 when none does)."""
     up = G + eps if xi >= 0.0 else G - eps  # slope when x_i increases
     down = G - eps if xi <= 0.0 else G + eps  # slope when x_i decreases
-    pg = 0.0
     if xi < hi and up < 0.0:
-        pg = up
-    elif xi > lo and down > 0.0:
-        pg = down
+        return up
+    if xi > lo and down > 0.0:
+        return down
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def _coordinate_step(G, xi, lo, hi, eps, qii):
+    """One coordinate of the problem of :func:`_projected_gradient`: (projected
+    gradient, new value). The new value minimises 1/2 Q_ii d^2 + G d +
+    eps |x_i + d| (soft thresholding, then the box: Ho & Lin 2012, eq. 20 for
+    the SVR; with eps = 0 the clipped Newton step of Hsieh et al. 2008)."""
+    pg = _projected_gradient(G, xi, lo, hi, eps)
     if pg == 0.0 or qii <= 0.0:
         return pg, xi
     if xi - (G + eps) / qii > 0.0:
@@ -157,8 +162,11 @@ def _dual_cd(
         min_x  1/2 (sign*x)' (Z diag(s) Z' + b2 11') (sign*x) + p'x + eps ||x||_1,
                lo <= x <= hi  (per coordinate: lo_i, hi_i)                     (Q)
 
-    Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking; the L1 term is
-    Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
+    Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking, except that
+    once the shrunk set meets ``tol`` only the shrunk coordinates that violate
+    it come back (liblinear brings back all of them and shrinks again from the
+    whole set, which costs epochs: ``benchmarks/solver_quality.md``); the L1
+    term is Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
     eps = 0. In/out: ``x`` (the warm start), w = Z'(sign*x) kept over the column
     ranges ``updates`` (the dots read the ranges ``dots``, those of nonzero
     weight: a subset), and qd the diagonal of (Q) (:func:`_cd_start`).
@@ -207,8 +215,25 @@ def _dual_cd(
             if active_size == n:
                 converged = True
                 break
-            # stopping on the shrunk set: check the whole set once more
-            active_size = n
+            # stopping on the shrunk set: the shrunk coordinates' projected
+            # gradients at the current w, none moved; the solve has converged if
+            # they keep max PG - min PG <= tol, else those outside the band
+            # [max - tol, min + tol] of the active set come back (not all of
+            # them, as liblinear does: re-shrinking the whole set costs epochs)
+            top, bottom = pg_max_new, pg_min_new
+            k = active_size
+            while k < n:
+                i = index[k]
+                G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, s, w, dots) + b2 * v)
+                pg = _projected_gradient(G + p[i], x[i], lo[i], hi[i], eps)
+                top, bottom = max(top, pg), min(bottom, pg)
+                if pg > pg_min_new + tol or pg < pg_max_new - tol:
+                    index[k], index[active_size] = index[active_size], index[k]
+                    active_size += 1
+                k += 1
+            if top - bottom <= tol:
+                converged = True
+                break
             pg_max_old = np.inf
             pg_min_old = -np.inf
             continue
