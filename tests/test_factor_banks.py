@@ -81,6 +81,28 @@ def test_factored_svm_matches_cvxpy(C, kind, method):
     assert sol.linear_term - 0.5 * theta @ q == pytest.approx(sol.objective, rel=1e-6)
 
 
+@pytest.mark.parametrize("C", [0.3, 3.0])
+def test_factored_svm_warm_from_other_weights_matches_cvxpy(C):
+    """Warm starts from the solution at other weights, as the wrapper methods
+    make them: the descent shrinks, checks the shrunk coordinates when the
+    active ones meet tol and brings back those that break it; each solve
+    still reaches the independent optimum."""
+    rng = np.random.default_rng(7)
+    n, M = 120, 4
+    Z = rng.standard_normal((n, 3 * M))
+    y = np.where(Z[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    offsets = np.arange(0, 3 * M + 1, 3)
+    alpha = None
+    for theta in (np.full(M, 1 / M), np.array([0.7, 0.1, 0.1, 0.1]), np.array([0, 0, 0.5, 0.5])):
+        sol = solve_factored_svm(
+            Z, offsets, theta, y, C, tol=1e-9, intercept_sq=1.0, alpha0=alpha, method="factors"
+        )
+        alpha = sol.alpha
+        K = (Z * np.repeat(theta, 3)) @ Z.T
+        value, _ = reference.svm_dual_value(K, y, C, intercept_sq=1.0)
+        assert sol.converged and sol.objective == pytest.approx(value, rel=1e-7)
+
+
 @pytest.mark.parametrize("method", ["factors", "gram"])
 def test_factored_svm_warm_start_from_the_optimum_needs_one_epoch_and_clips_infeasible_starts(
     method,
