@@ -386,11 +386,18 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
 
 
 def _active_ranges(s: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """[start, stop) column ranges of the kernels with nonzero weight."""
+    """[start, stop) column ranges of the kernels with nonzero weight, adjacent
+    ones merged: the row loops then run over long contiguous stretches (one of
+    R columns when every kernel is active), not one short loop a kernel."""
     M = len(offsets) - 1
     weights = s[offsets[:-1]] if M else s
     nz = np.flatnonzero((weights != 0) & (np.diff(offsets) > 0))
-    return np.stack([offsets[nz], offsets[nz + 1]], axis=1).astype(np.int64)
+    starts, stops = offsets[nz], offsets[nz + 1]
+    opens = np.ones(len(nz), dtype=bool)
+    opens[1:] = starts[1:] != stops[:-1]  # a range that does not continue the previous one
+    closes = np.ones(len(nz), dtype=bool)
+    closes[:-1] = opens[1:]  # the last range of a stretch
+    return np.stack([starts[opens], stops[closes]], axis=1).astype(np.int64)
 
 
 def _per_coordinate(bound, n: int) -> np.ndarray:
