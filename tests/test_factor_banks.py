@@ -12,7 +12,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 import mkl
 from mkl import FactorBank
-from mkl.solvers.coordinate_descent import solve_factored_svm
+from mkl.solvers.coordinate_descent import (
+    _active_ranges,
+    _arrays,
+    _cd_start,
+    _dual_cd,
+    solve_factored_svm,
+)
 from mkl.solvers.komd import komd_margin
 
 from . import reference
@@ -101,6 +107,37 @@ def test_factored_svm_warm_from_other_weights_matches_cvxpy(C):
         K = (Z * np.repeat(theta, 3)) @ Z.T
         value, _ = reference.svm_dual_value(K, y, C, intercept_sq=1.0)
         assert sol.converged and sol.objective == pytest.approx(value, rel=1e-7)
+
+
+def test_factored_descent_stops_on_the_shrunk_set_only_where_every_coordinate_meets_tol():
+    """Warm solves at a loose tol, where shrinking leaves coordinates out: when
+    the active set meets tol, the projected gradients of every coordinate are
+    read at the current iterate. A solve that ends there has them within tol at
+    the point it returns (recomputed here from scratch); one that does not
+    brings back the shrunk coordinates that break it. Both branches are met."""
+    rng = np.random.default_rng(3)
+    ended_on_check = brought_back = 0
+    for _ in range(12):
+        n, R, b2, tol = 300, 12, 1.0, 1e-2
+        Z = rng.standard_normal((n, R))
+        y = np.where(Z[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+        offsets = np.arange(R + 1)
+        start = solve_factored_svm(Z, offsets, rng.dirichlet(np.ones(R)), y, 1.0, tol=1e-6)
+        s = rng.dirichlet(np.ones(R))
+        x, ranges = start.alpha.copy(), _active_ranges(s, offsets)
+        lo, hi, p = np.zeros(n), np.ones(n), -np.ones(n)
+        qd, w, v = _cd_start(*_arrays(Z), s, ranges, y, x, b2)
+        _, converged, v, _, _, back, exact_end = _dual_cd(
+            *_arrays(Z), s, ranges, ranges, y, p, lo, hi, 0.0, x, w, v, qd, b2, tol, 1000, 0
+        )  # fmt: skip
+        assert converged and v == pytest.approx(y @ x)
+        g = y * ((Z * s) @ (Z.T @ (y * x)) + b2 * (y @ x)) + p
+        pg = np.where(x < hi, np.minimum(g, 0), 0) + np.where(x > lo, np.maximum(g, 0), 0)
+        if exact_end:
+            assert pg.max() - pg.min() <= tol * (1 + 1e-9)
+        ended_on_check += exact_end
+        brought_back += back
+    assert ended_on_check > 0 and brought_back > 0
 
 
 @pytest.mark.parametrize("method", ["factors", "gram"])

@@ -261,8 +261,9 @@ class LoopState:
     """What the wrapper loop keeps between iterations, and who may write it.
 
     * ``domain``: the weight set Theta (``domains.py``); read-only.
-    * ``best``: the point of least J seen, ``stalled``: interleaved chunks since
-      it last improved; written by the loop only, read by every method.
+    * ``best``: the point of least J seen, ``stalled``: the points (interleaved
+      chunks while they run) since it last improved, counted afresh when the
+      chunks end; written by the loop only, read by every method.
     * ``lower``: the best lower bound on min J seen; raised by the gaps
       (``_gap``: the dual bound D(alpha), a cutting-plane model's minimum).
     * ``cut_offsets``, ``cut_slopes``: the cuts J(theta) >= S_k - 1/2 Q_k'theta
@@ -454,6 +455,7 @@ class WrapperMKL(BaseMKL):
                 # here on every point is the SVM solved to svm_tol by the engine,
                 # the first at the best weights so far
                 oracle.chunked = False
+                state.stalled = 0  # from here on it counts points, not chunks
                 if not state.best.exact:
                     pt = oracle.confirm(state.best, track=True)
                     continue
@@ -465,6 +467,7 @@ class WrapperMKL(BaseMKL):
                 # the weights are within tolerance and the gap left is the SVM's:
                 # solve it here, and every further point (weights_gap)
                 oracle.chunked = False
+                state.stalled = 0
                 pt = oracle.confirm(pt, track=True)
                 continue
             pt = self._step(oracle, state, pt)

@@ -129,6 +129,20 @@ def _stays(G, xi, lo, hi, eps, pg_max_old, pg_min_old):
 
 
 @njit(cache=True, nogil=True)
+def _projected_gradients(
+    coords, dense, Z, data, indices, indptr, s, w, dots, sign, p, x, lo, hi, eps, b2, v
+):
+    """The projected gradients of (Q) (:func:`_dual_cd`) of the coordinates
+    ``coords`` at the current w and v, one row each, nothing moved."""
+    out = np.empty(coords.shape[0])
+    for k in range(coords.shape[0]):
+        i = coords[k]
+        G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, s, w, dots) + b2 * v) + p[i]
+        out[k] = _projected_gradient(G, x[i], lo[i], hi[i], eps)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _cd_start(dense, Z, data, indices, indptr, s, ranges, sign, x, b2):
     """The state of :func:`_dual_cd` at ``x`` (one pass): the diagonal
     Q_ii = sum_j s_j Z_ij^2 + b^2, w = Z'(sign*x) over the column ranges, v = sign'x."""
@@ -162,17 +176,24 @@ def _dual_cd(
         min_x  1/2 (sign*x)' (Z diag(s) Z' + b2 11') (sign*x) + p'x + eps ||x||_1,
                lo <= x <= hi  (per coordinate: lo_i, hi_i)                     (Q)
 
-    Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking, except that
-    once the shrunk set meets ``tol`` only the shrunk coordinates that violate
-    it come back (liblinear brings back all of them and shrinks again from the
-    whole set, which costs epochs: ``benchmarks/solver_quality.md``); the L1
-    term is Ho & Lin (2012)'s for the SVR. The C-SVM (P) is sign = y, p = -1, box [0, C],
-    eps = 0. In/out: ``x`` (the warm start), w = Z'(sign*x) kept over the column
-    ranges ``updates`` (the dots read the ranges ``dots``, those of nonzero
-    weight: a subset), and qd the diagonal of (Q) (:func:`_cd_start`).
-    Returns (epochs, converged, v, first_max, first_min) with v = sign'x and
-    the largest and smallest projected gradient of the first epoch (which
-    visits every coordinate: :func:`_descend` stops on them)."""
+    Hsieh et al. (2008), Algorithm 1, with liblinear's shrinking, except when
+    the shrunk set meets ``tol``: liblinear brings back every shrunk coordinate
+    and shrinks again from the whole set, which costs epochs
+    (``benchmarks/solver_quality.md``); here every coordinate's projected
+    gradient is read at the current iterate, none moved, and the solve ends
+    when they spread by at most ``tol`` (exactly, at the point returned), else
+    only the shrunk coordinates that break it come back. An epoch over every
+    coordinate ends the solve by liblinear's rule (each projected gradient read
+    before that coordinate's step). The L1 term is Ho & Lin (2012)'s for the
+    SVR. The C-SVM (P) is sign = y, p = -1, box [0, C], eps = 0. In/out: ``x``
+    (the warm start), w = Z'(sign*x) kept over the column ranges ``updates``
+    (the dots read the ranges ``dots``, those of nonzero weight: a subset), and
+    qd the diagonal of (Q) (:func:`_cd_start`). Returns (epochs, converged, v,
+    first_max, first_min, brought_back, exact_end) with v = sign'x, the
+    largest and smallest projected gradient of the first epoch (which visits
+    every coordinate: :func:`_descend` stops on them), the shrunk coordinates
+    brought back, and whether the solve ended on the check at the current
+    iterate."""
     n = sign.shape[0]
     np.random.seed(seed)
     index = np.arange(n)
@@ -182,6 +203,8 @@ def _dual_cd(
     converged = False
     first_max = -np.inf
     first_min = np.inf
+    brought_back = 0
+    exact_end = False
     epoch = 0
     while epoch < max_epochs:
         epoch += 1
@@ -212,34 +235,56 @@ def _dual_cd(
         if epoch == 1:
             first_max, first_min = pg_max_new, pg_min_new
         if pg_max_new - pg_min_new <= tol:
-            if active_size == n:
+            if active_size == n:  # liblinear's rule: an epoch over every coordinate
                 converged = True
                 break
-            # stopping on the shrunk set: the shrunk coordinates' projected
-            # gradients at the current w, none moved; the solve has converged if
-            # they keep max PG - min PG <= tol, else those outside the band
-            # [max - tol, min + tol] of the active set come back (not all of
-            # them, as liblinear does: re-shrinking the whole set costs epochs)
-            top, bottom = pg_max_new, pg_min_new
-            k = active_size
-            while k < n:
-                i = index[k]
-                G = sign[i] * (_row_dot(i, dense, Z, data, indices, indptr, s, w, dots) + b2 * v)
-                pg = _projected_gradient(G + p[i], x[i], lo[i], hi[i], eps)
-                top, bottom = max(top, pg), min(bottom, pg)
-                if pg > pg_min_new + tol or pg < pg_max_new - tol:
-                    index[k], index[active_size] = index[active_size], index[k]
-                    active_size += 1
-                k += 1
+            # stopping on the shrunk set: every coordinate's projected gradient
+            # at the current w, none moved (the active ones' above were read
+            # before this epoch's moves). The active set first: past tol, its
+            # epochs go on; within tol, the shrunk coordinates outside the band
+            # [max - tol, min + tol] of the active set come back (not all, as
+            # liblinear does: re-shrinking the whole set costs epochs), or all
+            # those of nonzero PG when none is outside it yet they spread past tol
+            pgs = _projected_gradients(
+                index[:active_size], dense, Z, data, indices, indptr, s, w, dots, sign, p, x,
+                lo, hi, eps, b2, v,
+            )  # fmt: skip
+            top = pgs.max() if pgs.shape[0] else -np.inf
+            bottom = pgs.min() if pgs.shape[0] else np.inf
+            if top - bottom > tol:
+                pg_max_old = np.inf
+                pg_min_old = -np.inf
+                continue
+            band_top, band_bottom = top, bottom
+            shrunk = index[active_size:].copy()
+            pgs = _projected_gradients(
+                shrunk, dense, Z, data, indices, indptr, s, w, dots, sign, p, x, lo, hi, eps,
+                b2, v,
+            )  # fmt: skip
+            top, bottom = max(top, pgs.max()), min(bottom, pgs.min())
             if top - bottom <= tol:
                 converged = True
+                exact_end = True
                 break
+            outside = (pgs > band_bottom + tol) | (pgs < band_top - tol)
+            if not outside.any():
+                outside = pgs != 0.0
+            for k in range(shrunk.shape[0]):
+                if outside[k]:
+                    index[active_size] = shrunk[k]
+                    active_size += 1
+                    brought_back += 1
+            m = active_size
+            for k in range(shrunk.shape[0]):
+                if not outside[k]:
+                    index[m] = shrunk[k]
+                    m += 1
             pg_max_old = np.inf
             pg_min_old = -np.inf
             continue
         pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
         pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
-    return epoch, converged, v, first_max, first_min
+    return epoch, converged, v, first_max, first_min, brought_back, exact_end
 
 
 @njit(cache=True, nogil=True)
@@ -338,7 +383,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     kept rows' solve); the rows visited are counted exactly."""
     n = sign.shape[0]
     if not isinstance(Z, RowBlocks):
-        epochs, converged, v, _, _ = _dual_cd(
+        epochs, converged, v, *_ = _dual_cd(
             *_arrays(Z), s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol,
             max_epochs, seed,
         )  # fmt: skip
@@ -355,7 +400,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
         # blocks in a random order each pass: rows stored sorted (by class, say)
         # do not always meet the descent in the same sequence
         for a, b, rows in Z.blocks(rng.permutation(Z.n_blocks)):
-            epochs, _, v, first_max, first_min = _dual_cd(
+            epochs, _, v, first_max, first_min, *_ = _dual_cd(
                 *_arrays(rows), s, dots, updates, sign[a:b], p[a:b], lo[a:b], hi[a:b], eps,
                 x[a:b], w, v, qd[a:b], b2, tol, BLOCK_EPOCHS, seeds(),
             )  # fmt: skip
@@ -375,7 +420,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
         index = np.concatenate(kept)
         if index.size:
             xc = x[index]
-            epochs, _, v, _, _ = _dual_cd(
+            epochs, _, v, *_ = _dual_cd(
                 *_arrays(cache[:size]), s, dots, updates, sign[index], p[index], lo[index],
                 hi[index], eps, xc, w, v, qd[index], b2, max(tol, CACHE_TOL * (top - bottom)),
                 MAX_EPOCHS, seeds(),
