@@ -257,6 +257,65 @@ def merge_record(
     return merged.iloc[np.argsort(position, kind="stable")].reset_index(drop=True)
 
 
+SLICE = "results/tables/{experiment}/slices/{dataset}.csv"
+MANIFEST = "results/raw/{dataset}/manifest.json"
+
+
+def slices_fidelity(
+    run_dir: str | os.PathLike,
+    papers: Sequence[str],
+    datasets: Sequence[str],
+    paper_results: str | os.PathLike = "resources/paper_results.csv",
+) -> pd.DataFrame:
+    """The fidelity table of the datasets a run still under way has finished:
+    the table slices (rule ``table_slice``, ``results/tables/<experiment>/
+    slices/<dataset>.csv`` in the run's directory ``run_dir``) of ``datasets``
+    for each experiment of ``papers`` there, gathered as that experiment's
+    results table with the ``config_sha256`` of the run's experiment file
+    (taken, as the aggregate stage takes it, when the tables are built). The
+    other cells of the papers are ``not run``: merge with the same
+    ``datasets`` (:func:`merge_record`). A dataset without a slice is refused,
+    with the command that builds it."""
+    from .config import load_experiments, load_registry, registry_path
+    from .fidelity import fidelity_table
+    from .tables import unavailable_datasets
+
+    run_dir = os.fspath(run_dir)
+    slice_of = lambda experiment, ds: SLICE.format(experiment=experiment, dataset=ds)  # noqa: E731
+    schemas = os.path.join(run_dir, "workflow", "schemas")
+    experiments_dir = os.path.join(run_dir, EXPERIMENTS_DIR)
+    registry = load_registry(os.path.join(run_dir, registry_path({})), schemas)
+    experiments = load_experiments(experiments_dir, registry, schemas)
+    chosen = {
+        name: exp
+        for name, exp in experiments.items()
+        if exp.get("paper", {}).get("name") in papers
+        and all(os.path.exists(os.path.join(run_dir, slice_of(name, ds))) for ds in datasets)
+    }
+    if not chosen:
+        raise ValueError(
+            f"no experiment of {list(papers)} in {run_dir} has the slices of {list(datasets)}: "
+            "build them there, e.g. snakemake --cores 1 --nolock "
+            + " ".join(slice_of("<experiment>", ds) for ds in datasets)
+        )
+    summaries = {}
+    for name in chosen:
+        paths = [
+            os.path.join(run_dir, SLICE.format(experiment=name, dataset=ds)) for ds in datasets
+        ]
+        summary = pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+        summary["config_sha256"] = file_sha256(experiment_file(experiments_dir, name))
+        summaries[name] = summary
+    manifests = [
+        path
+        for ds in datasets
+        if os.path.exists(path := os.path.join(run_dir, MANIFEST.format(dataset=ds)))
+    ]
+    return fidelity_table(
+        chosen, summaries, pd.read_csv(paper_results), unavailable_datasets(manifests)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m mkl.workflow.record [results/tables/fidelity.csv] [--papers P ...
     [--algorithms A ...] [--datasets D ...]]``, run in the repository: copy the
@@ -264,9 +323,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     docs/results.md reports), or with ``--papers`` only those papers' rows (with
     ``--algorithms`` / ``--datasets``, only those algorithms' / datasets' rows
     of them; the others stay as recorded), and regenerate docs/results.md's
-    tables from it. A run made under another version of an experiment file
-    than the checkout's is refused. ``--stale``: no run read; the record's
-    rows whose experiment file changed since their run are marked not run."""
+    tables from it. ``--slices RUN_DIR`` (with ``--papers`` and ``--datasets``):
+    the rows of the datasets a run still under way has finished, from their
+    table slices in that run's directory (:func:`slices_fidelity`). A run made
+    under another version of an experiment file than the checkout's is
+    refused. ``--stale``: no run read; the record's rows whose experiment file
+    changed since their run are marked not run."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -289,6 +351,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="with --papers: update only the rows of these of our datasets",
     )
     parser.add_argument(
+        "--slices",
+        metavar="RUN_DIR",
+        help="with --papers and --datasets: read those datasets' table slices in the "
+        "directory of a run still under way (results/tables/<experiment>/slices/), not "
+        "a fidelity table",
+    )
+    parser.add_argument(
         "--stale",
         action="store_true",
         help="mark the record's rows whose experiment file changed since their run as not run",
@@ -298,11 +367,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--algorithms and --datasets need --papers")
     if args.stale and args.papers:
         parser.error("--stale reads no run: it takes no --papers")
+    if args.slices and not (args.papers and args.datasets):
+        parser.error("--slices needs --papers and --datasets")
     record = "docs/fidelity.csv"
     if args.stale:
         cells = mark_stale(read_cells(record))
     else:
-        cells = read_cells(args.source)
+        cells = (
+            slices_fidelity(args.slices, args.papers, args.datasets)
+            if args.slices
+            else read_cells(args.source)
+        )
         if args.papers:
             cells = merge_record(
                 read_cells(record), cells, args.papers, args.algorithms, args.datasets

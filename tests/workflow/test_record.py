@@ -6,13 +6,21 @@ a row whose file changed since is marked not run until it is run again."""
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mkl.workflow.fidelity import NOT_RUN, OK, RANK_METRIC, fidelity_summary
 from mkl.workflow.provenance import code_version, experiment_file, file_sha256
-from mkl.workflow.record import check_provenance, mark_stale, merge_record, read_cells
+from mkl.workflow.record import (
+    SLICE,
+    check_provenance,
+    mark_stale,
+    merge_record,
+    read_cells,
+    slices_fidelity,
+)
 
-from .test_results_doc import EXPERIMENTS, RECORD, as_run_today
+from .test_results_doc import EXPERIMENTS, RECORD, ROOT, as_run_today
 
 
 def test_every_counted_row_was_run_from_its_experiment_file_as_it_stands():
@@ -75,3 +83,68 @@ def test_the_code_version_names_the_checkout_or_the_package():
         assert version.split("-")[0].isalnum() and len(version.split("-")[0]) >= 7
     else:
         assert version.startswith("mkl ")
+
+
+def run_directory(tmp_path) -> Path:
+    """A run's directory as the record reads it: the checkout's configuration
+    and schemas, and results/ to fill."""
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "config", run / "config")
+    shutil.copytree(ROOT / "workflow" / "schemas", run / "workflow" / "schemas")
+    return run
+
+
+def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_path):
+    """``--slices``: the rows of the datasets whose table slices a run still under
+    way has built, with the hash of the run's experiment file; the other
+    datasets' rows stay as recorded. A dataset with no slice, or a run under
+    another version of the file, is refused."""
+    run = run_directory(tmp_path)
+    accuracy = {"uniform": 0.86, "easymkl": 0.85, "memo": 0.84, "linear": 0.74}
+    slice_csv = run / SLICE.format(experiment="lauriola2018_memo", dataset="sonar")
+    slice_csv.parent.mkdir(parents=True)
+    pd.DataFrame(
+        {
+            "dataset": "sonar",
+            "algorithm": list(accuracy),
+            "accuracy_mean": list(accuracy.values()),
+            "accuracy_std": 0.04,
+            "n_failed": 0,
+            "n_splits": 30,
+            "n_not_converged": 0,
+            "grid_edges": "",
+            "n_kernels": 21,
+            "code_version": "abc1234",
+        }
+    ).to_csv(slice_csv, index=False)
+    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"])
+    sonar = cells[(cells["our_dataset"] == "sonar") & (cells["metric"] == "accuracy")]
+    assert len(sonar) == 4 and (sonar["status"] == OK).all()
+    today = file_sha256(experiment_file(EXPERIMENTS, "lauriola2018_memo"))
+    assert (sonar["config_sha256"] == today).all() and (sonar["code_version"] == "abc1234").all()
+    ours = dict(zip(sonar["our_algorithm"], sonar["ours_mean"], strict=True))
+    assert ours == pytest.approx({alg: 100 * a for alg, a in accuracy.items()})
+    lauriola = cells[(cells["paper"] == "lauriola2018_memo") & (cells["our_dataset"] != "sonar")]
+    assert lauriola["status"].str.startswith(NOT_RUN).all()
+
+    record = read_cells(RECORD)
+    merged = merge_record(record, cells, ["lauriola2018_memo"], datasets=["sonar"],
+                          experiments_dir=EXPERIMENTS)  # fmt: skip
+
+    def sonar_of_lauriola(cells):
+        return cells["paper"].eq("lauriola2018_memo") & cells["our_dataset"].eq("sonar")
+
+    taken = sonar_of_lauriola(merged)
+    assert (merged.loc[taken, "status"] == OK).all() and taken.sum() == 4
+    others = (merged["metric"] != RANK_METRIC) & ~taken
+    kept = (record["metric"] != RANK_METRIC) & ~sonar_of_lauriola(record)
+    assert merged[others].reset_index(drop=True).equals(record[kept].reset_index(drop=True))
+
+    with pytest.raises(ValueError, match="snakemake --cores 1 --nolock .*slices/heart.csv"):
+        slices_fidelity(run, ["lauriola2018_memo"], ["sonar", "heart"])
+    edited = experiment_file(run / "config" / "experiments", "lauriola2018_memo")
+    edited.write_text(edited.read_text() + "# an edit\n")
+    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"])
+    with pytest.raises(ValueError, match=f"run under '{file_sha256(edited)}'"):
+        merge_record(record, cells, ["lauriola2018_memo"], datasets=["sonar"],
+                     experiments_dir=EXPERIMENTS)  # fmt: skip
