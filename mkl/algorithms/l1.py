@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..exceptions import SubproblemError
 from .domains import Simplex
-from .wrapper import LoopState, Oracle, Point, WrapperMKL, along, record_cut, relative_gap
+from .wrapper import LoopState, Oracle, Point, WrapperMKL, along, inexact_precision, record_cut
 
 # level with ``inexact``: loose points in a row that leave the upper bound
 # where it was before every later point is solved to ``svm_tol``
@@ -292,5 +292,5 @@ class LevelMKL(_CuttingPlaneMKL):
         if state.stalled >= INEXACT_STALLED:
             state.exact = True  # loose upper bounds stopped improving: solve exactly
         # the SVM's precision: libsvm's tolerance at the relative gap so far
-        precision = 0.0 if state.exact else relative_gap(state.best.J, state.lower)
+        precision = inexact_precision(state)
         return oracle.refine(theta, precision)

@@ -56,7 +56,7 @@ from sklearn.utils._param_validation import Interval
 
 from .domains import ElasticNetBall, Simplex
 from .l1 import _CuttingPlaneMKL
-from .wrapper import LoopState, Oracle, Point, WrapperMKL, relative_gap
+from .wrapper import LoopState, Oracle, Point, WrapperMKL, inexact_precision
 
 ARMIJO = 1e-4  # gamma: the sufficient decrease (Birgin et al. 2000)
 # [a_min, a_max] of the spectral step, in units of 1 / (max_m g_m - min_m g_m):
@@ -153,7 +153,7 @@ class SPGMKL(_CuttingPlaneMKL):
             # SVM's own (none for an exact point: the gap test ends the loop)
             return pt if pt.exact else oracle.refine(theta, 0.0)
         # the SVM's precision: libsvm's tolerance at the relative gap so far
-        precision = 0.0 if state.exact else relative_gap(state.best.J, state.lower)
+        precision = inexact_precision(state)
         reference = max(state.recent)
         lam = 1.0
         for _ in range(MAX_TRIALS):  # step 2: non-monotone Armijo

@@ -297,6 +297,13 @@ def relative_gap(upper: float, lower: float) -> float:
     return max(0.0, (upper - lower) / max(abs(upper), 1e-300))
 
 
+def inexact_precision(state: LoopState) -> float:
+    """The SVM precision of a method's next inexact point (SPG-GMKL's rule,
+    Jain, Vishwanathan & Varma 2012): libsvm's tolerance at the relative gap
+    so far, or 0 (``svm_tol``) once ``state.exact`` is set."""
+    return 0.0 if state.exact else relative_gap(state.best.J, state.lower)
+
+
 class WrapperMKL(BaseMKL):
     """Base of the alternating methods. Subclasses set the weight domain and
     implement ``_step`` (and ``_gap`` where the bound differs); the loop lives
