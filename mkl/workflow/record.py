@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -270,47 +271,68 @@ def slices_fidelity(
     """The fidelity table of the datasets a run still under way has finished:
     the table slices (rule ``table_slice``, ``results/tables/<experiment>/
     slices/<dataset>.csv`` in the run's directory ``run_dir``) of ``datasets``
-    for each experiment of ``papers`` there, gathered as that experiment's
-    results table with the ``config_sha256`` of the run's experiment file
-    (taken, as the aggregate stage takes it, when the tables are built). The
-    other cells of the papers are ``not run``: merge with the same
-    ``datasets`` (:func:`merge_record`). A dataset without a slice is refused,
-    with the command that builds it."""
+    for each experiment of ``papers`` there that the fidelity report reads
+    (not a sensitivity study: ``paper: {fidelity: false}``), gathered as that
+    experiment's results table with the ``config_sha256`` of the run's
+    experiment file (taken, as the aggregate stage takes it, when the tables
+    are built). The other cells of the papers are ``not run``: merge with the
+    same ``datasets`` (:func:`merge_record`). A dataset without a slice, or
+    with a slice older than its experiment file or one of its fit records, is
+    refused, with the command that builds it from the fits already made
+    (``--allowed-rules table_slice`` refits nothing, so it runs beside the
+    rerun; the rule's inputs are every fit of the dataset)."""
     from .config import load_experiments, load_registry, registry_path
+    from .experiment import supplies_fidelity
     from .fidelity import fidelity_table
     from .tables import unavailable_datasets
 
-    run_dir = os.fspath(run_dir)
-    slice_of = lambda experiment, ds: SLICE.format(experiment=experiment, dataset=ds)  # noqa: E731
-    schemas = os.path.join(run_dir, "workflow", "schemas")
-    experiments_dir = os.path.join(run_dir, EXPERIMENTS_DIR)
-    registry = load_registry(os.path.join(run_dir, registry_path({})), schemas)
-    experiments = load_experiments(experiments_dir, registry, schemas)
+    run = Path(run_dir)
+
+    def slice_of(experiment: str, dataset: str) -> Path:
+        return run / SLICE.format(experiment=experiment, dataset=dataset)
+
+    def build_hint(experiment: str) -> str:
+        slices = " ".join(SLICE.format(experiment=experiment, dataset=ds) for ds in datasets)
+        return (
+            f"in {run} (with the run's --config, if any): "
+            f"snakemake --cores 1 --nolock --allowed-rules table_slice {slices} (it builds "
+            f"nothing while a fit is missing; snakemake -n {slices} lists what is)"
+        )
+
+    schemas = run / "workflow" / "schemas"
+    experiments_dir = run / EXPERIMENTS_DIR
+    experiments = load_experiments(
+        experiments_dir, load_registry(run / registry_path({}), schemas), schemas
+    )
     chosen = {
         name: exp
         for name, exp in experiments.items()
-        if exp.get("paper", {}).get("name") in papers
-        and all(os.path.exists(os.path.join(run_dir, slice_of(name, ds))) for ds in datasets)
+        if supplies_fidelity(exp)
+        and exp["paper"]["name"] in papers
+        and all(slice_of(name, ds).exists() for ds in datasets)
     }
     if not chosen:
         raise ValueError(
-            f"no experiment of {list(papers)} in {run_dir} has the slices of {list(datasets)}: "
-            "build them there, e.g. snakemake --cores 1 --nolock "
-            + " ".join(slice_of("<experiment>", ds) for ds in datasets)
+            f"no experiment of {list(papers)} in {run} has the slices of {list(datasets)}: "
+            f"build them from the fits already made, {build_hint('<experiment>')}"
         )
     summaries = {}
     for name in chosen:
-        paths = [
-            os.path.join(run_dir, SLICE.format(experiment=name, dataset=ds)) for ds in datasets
-        ]
-        summary = pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+        for ds in datasets:  # a slice older than what it is made from is not this run's
+            made = slice_of(name, ds).stat().st_mtime
+            sources = [experiment_file(experiments_dir, name)]
+            sources += sorted((run / "results" / "fits" / name / ds).rglob("*.json"))
+            newer = [path for path in sources if path.stat().st_mtime > made]
+            if newer:
+                more = f" and {len(newer) - 1} more" if len(newer) > 1 else ""
+                raise ValueError(
+                    f"{slice_of(name, ds)} is older than {newer[0]}{more}: build it again, "
+                    + build_hint(name)
+                )
+        summary = pd.concat([pd.read_csv(slice_of(name, ds)) for ds in datasets])
         summary["config_sha256"] = file_sha256(experiment_file(experiments_dir, name))
-        summaries[name] = summary
-    manifests = [
-        path
-        for ds in datasets
-        if os.path.exists(path := os.path.join(run_dir, MANIFEST.format(dataset=ds)))
-    ]
+        summaries[name] = summary.reset_index(drop=True)
+    manifests = [path for ds in datasets if (path := run / MANIFEST.format(dataset=ds)).exists()]
     return fidelity_table(
         chosen, summaries, pd.read_csv(paper_results), unavailable_datasets(manifests)
     )

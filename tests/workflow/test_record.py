@@ -3,6 +3,7 @@ with our numbers names the hash of the experiment file it was run from and
 the code that ran it; a run under another version of the file is refused, and
 a row whose file changed since is marked not run until it is run again."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -86,6 +87,9 @@ def test_the_code_version_names_the_checkout_or_the_package():
         assert version.startswith("mkl ")
 
 
+PAPER_RESULTS = ROOT / "resources" / "paper_results.csv"
+
+
 def run_directory(tmp_path) -> Path:
     """A run's directory as the record reads it: the checkout's configuration
     and schemas, and results/ to fill."""
@@ -98,8 +102,9 @@ def run_directory(tmp_path) -> Path:
 def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_path):
     """``--slices``: the rows of the datasets whose table slices a run still under
     way has built, with the hash of the run's experiment file; the other
-    datasets' rows stay as recorded. A dataset with no slice, or a run under
-    another version of the file, is refused."""
+    datasets' rows stay as recorded. A dataset with no slice, a slice older
+    than its fits or its experiment file, and a run under another version of
+    the file than the checkout's are refused."""
     run = run_directory(tmp_path)
     accuracy = {"uniform": 0.86, "easymkl": 0.85, "memo": 0.84, "linear": 0.74}
     slice_csv = run / SLICE.format(experiment="lauriola2018_memo", dataset="sonar")
@@ -118,7 +123,12 @@ def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_p
             "code_version": "abc1234",
         }
     ).to_csv(slice_csv, index=False)
-    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"])
+    fits = run / "results" / "fits" / "lauriola2018_memo" / "sonar" / "memo"
+    fits.mkdir(parents=True)
+    fit = fits / "splits_0-4.json"
+    fit.write_text("{}")
+    os.utime(fit, (slice_csv.stat().st_mtime - 10,) * 2)  # the fits came first
+    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"], PAPER_RESULTS)
     sonar = cells[(cells["our_dataset"] == "sonar") & (cells["metric"] == "accuracy")]
     assert len(sonar) == 4 and (sonar["status"] == OK).all()
     today = file_sha256(experiment_file(EXPERIMENTS, "lauriola2018_memo"))
@@ -141,11 +151,19 @@ def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_p
     kept = (record["metric"] != RANK_METRIC) & ~sonar_of_lauriola(record)
     assert merged[others].reset_index(drop=True).equals(record[kept].reset_index(drop=True))
 
-    with pytest.raises(ValueError, match="snakemake --cores 1 --nolock .*slices/heart.csv"):
-        slices_fidelity(run, ["lauriola2018_memo"], ["sonar", "heart"])
+    build = "snakemake --cores 1 --nolock --allowed-rules table_slice .*slices/heart.csv"
+    with pytest.raises(ValueError, match=build):
+        slices_fidelity(run, ["lauriola2018_memo"], ["sonar", "heart"], PAPER_RESULTS)
+    os.utime(fit, (slice_csv.stat().st_mtime + 10,) * 2)  # a fit made after the slice
+    with pytest.raises(ValueError, match="slices/sonar.csv is older than .*splits_0-4.json"):
+        slices_fidelity(run, ["lauriola2018_memo"], ["sonar"], PAPER_RESULTS)
+    os.utime(fit, (slice_csv.stat().st_mtime - 10,) * 2)
     edited = experiment_file(run / "config" / "experiments", "lauriola2018_memo")
     edited.write_text(edited.read_text() + "# an edit\n")
-    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"])
+    with pytest.raises(ValueError, match="older than .*lauriola2018_memo.yaml"):
+        slices_fidelity(run, ["lauriola2018_memo"], ["sonar"], PAPER_RESULTS)
+    os.utime(slice_csv)  # built again after the edit: now it is that file's run
+    cells = slices_fidelity(run, ["lauriola2018_memo"], ["sonar"], PAPER_RESULTS)
     with pytest.raises(ValueError, match=f"run under '{file_sha256(edited)}'"):
         merge_record(record, cells, ["lauriola2018_memo"], datasets=["sonar"],
                      experiments_dir=EXPERIMENTS)  # fmt: skip
