@@ -97,6 +97,10 @@ def _scalar_mean(v):
 def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Mean and std over splits per (dataset, algorithm), in the experiment's order."""
     cols = [*ALL_METRICS, "n_selected", "spectral_ratio", "seconds"]
+    if fits.empty:  # no fit (the datasets unavailable): the columns, no row
+        columns = ["dataset", "algorithm", *(f"{c}_{s}" for c in cols for s in ("mean", "std"))]
+        columns += ["n_failed", "n_splits", "n_not_converged", "grid_edges", "n_kernels"]
+        return pd.DataFrame(columns=columns + ["code_version"] * ("code_version" in fits))
     fits = fits.copy()
     for c in cols:
         fits[c] = pd.to_numeric(fits[c], errors="coerce")

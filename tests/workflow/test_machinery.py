@@ -819,6 +819,30 @@ def test_a_table_slice_reads_its_dataset_s_fit_records_and_refuses_what_is_not_r
             targets.slice_fit_files(exp, dataset, algorithm, pytest.fail, 1)  # asked first
 
 
+def test_a_table_slice_of_an_unavailable_dataset_says_so(tmp_path, registry):
+    """No fit record (the dataset could not be obtained): the slice is the
+    results table's columns with no row, and its cells read not available."""
+    from mkl.workflow.tables import collect_fits, summarise, table_slice
+
+    exp = load_experiments(REPO / "config" / "experiments", registry, SCHEMAS)["lauriola2018_memo"]
+    manifest = tmp_path / "manifest.json"
+    write_json(manifest, {"dataset": "duke", "status": "unavailable", "reason": "no copy"})
+    out = {"csv": tmp_path / "duke.csv", "md": tmp_path / "duke.md"}
+    paper = REPO / "resources" / "paper_results.csv"
+    summary = table_slice(exp, [], [manifest], paper, "duke", None, out)
+    assert summary.empty
+    fit = {
+        "dataset": "duke", "algorithm": "memo", "split": 0, "code_version": "abc1234",
+        "error": "", "n_kernels": 21, "seconds": 1.0, "converged": True,
+        "n_selected": 3.0, "spectral_ratio": 2.0, "grid_edges": "", "accuracy": 0.8,
+    }  # fmt: skip
+    one = collect_fits([])
+    one.loc[0] = {c: fit.get(c) for c in one.columns}
+    assert list(summary.columns) == list(summarise(one).columns)
+    rows = [line for line in out["md"].read_text().splitlines() if line.startswith("| duke")]
+    assert rows and all(line.count("not available") >= 1 for line in rows)
+
+
 def test_a_job_loads_the_experiment_its_params_name_and_refuses_an_edited_file(tmp_path, registry):
     """The report-facing rules pass an experiment's name and digest, not the
     experiment: the job loads it as the Snakefile did, and refuses a file that
