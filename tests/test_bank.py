@@ -95,3 +95,24 @@ def test_inconsistent_blocks_are_refused(rng):
         )
     with pytest.raises(ValueError, match="3 kernel specs for 2 kernels"):
         KernelBank(train=bank.train[:2], specs=bank.specs, y_train=bank.y_train)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("share", [0.0, 0.05, 0.3, 0.59, 0.61, 1.0])
+def test_quadratic_forms_read_the_support_s_rows_or_the_whole_bank_alike(rng, dtype, share):
+    """q_m = v'K_m v: from the rows of v's nonzeros (support shares up to
+    SUPPORT_FRACTION) or from one pass over the bank, the same numbers."""
+    from mkl.banks import algebra
+
+    M, n = 4, 60
+    A = rng.standard_normal((M, n, 8))
+    K = np.einsum("mik,mjk->mij", A, A).astype(dtype)
+    v = rng.standard_normal(n) * (np.arange(n) < round(share * n))
+    expected = np.einsum("i,mij,j->m", v, K.astype(np.float64), v)
+    scale = np.abs(K).max() * (np.abs(v).sum() ** 2 + 1)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_allclose(algebra.quadratic_forms(K, v), expected, atol=10 * eps * scale)
+    support = np.flatnonzero(v)
+    rows = np.empty(M)
+    algebra._support_forms(K, v.astype(np.float64), support, rows)
+    np.testing.assert_allclose(rows, expected, atol=10 * eps * scale)
