@@ -16,6 +16,7 @@ from mkl.solvers.coordinate_descent import (
     _active_ranges,
     _arrays,
     _cd_start,
+    _coming_back,
     _dual_cd,
     solve_factored_svm,
 )
@@ -138,6 +139,19 @@ def test_factored_descent_stops_on_the_shrunk_set_only_where_every_coordinate_me
         ended_on_check += exact_end
         brought_back += back
     assert ended_on_check > 0 and brought_back > 0
+
+
+def test_the_shrunk_coordinates_that_come_back_after_a_failed_check():
+    """Outside the active set's band [max - tol, min + tol] they come back; when
+    none is outside yet they spread past tol (active in [0, 0.1 tol], shrunk
+    at -0.85 tol and 0.95 tol), every one of nonzero projected gradient does,
+    so the check cannot repeat unchanged until the epoch cap."""
+    tol = 1e-3
+    top, bottom = 0.1 * tol, 0.0
+    back = _coming_back(np.array([0.0, 1.2 * tol, -0.5 * tol, -0.95 * tol]), top, bottom, tol)
+    assert back.tolist() == [False, True, False, True]
+    back = _coming_back(np.array([0.0, -0.85 * tol, 0.95 * tol]), top, bottom, tol)
+    assert back.tolist() == [False, True, True]
 
 
 @pytest.mark.parametrize("method", ["factors", "gram"])

@@ -143,6 +143,19 @@ def _projected_gradients(
 
 
 @njit(cache=True, nogil=True)
+def _coming_back(pgs, band_top, band_bottom, tol):
+    """Which shrunk coordinates come back when the check at the current iterate
+    fails (:func:`_dual_cd`): those whose projected gradient ``pgs`` lies
+    outside the band [band_top - tol, band_bottom + tol] of the active set's
+    (largest, smallest) ones; when none does yet they spread past tol, all of
+    nonzero projected gradient (else the same check would repeat)."""
+    outside = (pgs > band_bottom + tol) | (pgs < band_top - tol)
+    if not outside.any():
+        outside = pgs != 0.0
+    return outside
+
+
+@njit(cache=True, nogil=True)
 def _cd_start(dense, Z, data, indices, indptr, s, ranges, sign, x, b2):
     """The state of :func:`_dual_cd` at ``x`` (one pass): the diagonal
     Q_ii = sum_j s_j Z_ij^2 + b^2, w = Z'(sign*x) over the column ranges, v = sign'x."""
@@ -266,9 +279,7 @@ def _dual_cd(
                 converged = True
                 exact_end = True
                 break
-            outside = (pgs > band_bottom + tol) | (pgs < band_top - tol)
-            if not outside.any():
-                outside = pgs != 0.0
+            outside = _coming_back(pgs, band_top, band_bottom, tol)
             for k in range(shrunk.shape[0]):
                 if outside[k]:
                     index[active_size] = shrunk[k]
