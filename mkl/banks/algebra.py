@@ -148,25 +148,35 @@ def _eigenvalue_bounds(K, lower, upper):
 
 
 # below this share of nonzero coefficients the quadratic forms read only the
-# rows of the nonzero ones (``_support_forms``); above it, one BLAS
-# matrix-vector product over the whole bank streams faster than rows gathered
+# rows of the nonzero ones (``add_rows``); above it, one BLAS matrix-vector
+# product over the whole bank streams faster than rows gathered
 SUPPORT_FRACTION = 0.6
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _support_forms(K, v, support, out):
-    """out_m = sum_{i in support} v_i (K_m[i, :] . v): the rows of the support
-    only (v is zero elsewhere), accumulated in float64."""
-    M, n, _ = K.shape
-    for m in range(M):
-        total = 0.0
-        for i in support:
-            row = K[m, i]
-            acc = 0.0
-            for j in range(n):
-                acc += row[j] * v[j]
-            total += v[i] * acc
-        out[m] = total
+@njit(cache=True, nogil=True)
+def add_rows(K, g, changed, delta):
+    """g_m += sum_{i in changed} delta_i K_m[i] for every kernel m: the
+    per-kernel products K_m beta after beta moved by ``delta`` (the kernels are
+    symmetric, so the columns of the moved coefficients are their rows); four
+    rows a sweep, so g_m is written |changed|/4 times."""
+    C = changed.shape[0]
+    for m in range(K.shape[0]):
+        gm = g[m]
+        c = 0
+        while c + 4 <= C:
+            i0, i1, i2, i3 = changed[c], changed[c + 1], changed[c + 2], changed[c + 3]
+            d0, d1, d2, d3 = delta[i0], delta[i1], delta[i2], delta[i3]
+            K0, K1, K2, K3 = K[m, i0], K[m, i1], K[m, i2], K[m, i3]
+            for k in range(gm.shape[0]):
+                gm[k] += d0 * K0[k] + d1 * K1[k] + d2 * K2[k] + d3 * K3[k]
+            c += 4
+        while c < C:
+            i = changed[c]
+            d = delta[i]
+            Kmi = K[m, i]
+            for k in range(gm.shape[0]):
+                gm[k] += d * Kmi[k]
+            c += 1
 
 
 def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -179,9 +189,9 @@ def quadratic_forms(K: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float64)
     support = np.flatnonzero(v)
     if support.size <= SUPPORT_FRACTION * n:
-        out = np.empty(M)
-        _support_forms(K, v, support, out)
-        return out
+        Kv = np.zeros((M, n))
+        add_rows(K, Kv, support, v)  # K_m v from the rows of v's support
+        return Kv @ v
     Kv = (K.reshape(M * n, n) @ v.astype(K.dtype, copy=False)).reshape(M, n)
     return Kv.astype(np.float64) @ v
 

@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ..banks.algebra import refuse_indefinite
+from ..banks.algebra import add_rows, refuse_indefinite
 from ..exceptions import InputError
 from .solution import SMOSolution, box_bounds
 
@@ -106,7 +106,7 @@ def _track(K, g, pending, i, d, fresh):
     """beta_i moved by d: g_m += d K_m[i] for every kernel now if row i was
     formed in this very step (its M kernel rows are still in cache: the
     formation's read serves the update), else d is kept in ``pending`` for
-    one read of the row at the end of the chunk (:func:`_add_rows`)."""
+    one read of the row at the end of the chunk (:func:`~mkl.banks.algebra.add_rows`)."""
     if d == 0.0:
         return
     if fresh:
@@ -350,32 +350,6 @@ def _form_rows(K, theta, rows, formed, which):
 
 
 @njit(cache=True, nogil=True)
-def _add_rows(K, g, changed, delta):
-    """g_m += sum_{i in changed} delta_i K_m[i] for every kernel m: the
-    per-kernel products K_m beta after beta moved by ``delta`` (the kernels are
-    symmetric, so the columns of the moved coefficients are their rows); four
-    rows a sweep, so g_m is written |changed|/4 times."""
-    C = changed.shape[0]
-    for m in range(K.shape[0]):
-        gm = g[m]
-        c = 0
-        while c + 4 <= C:
-            i0, i1, i2, i3 = changed[c], changed[c + 1], changed[c + 2], changed[c + 3]
-            d0, d1, d2, d3 = delta[i0], delta[i1], delta[i2], delta[i3]
-            K0, K1, K2, K3 = K[m, i0], K[m, i1], K[m, i2], K[m, i3]
-            for k in range(gm.shape[0]):
-                gm[k] += d0 * K0[k] + d1 * K1[k] + d2 * K2[k] + d3 * K3[k]
-            c += 4
-        while c < C:
-            i = changed[c]
-            d = delta[i]
-            Kmi = K[m, i]
-            for k in range(gm.shape[0]):
-                gm[k] += d * Kmi[k]
-            c += 1
-
-
-@njit(cache=True, nogil=True)
 def _rho(y, alpha, G, U):
     """libsvm calculate_rho: the mean of y_t G_t over free multipliers (strictly
     inside their boxes [0, U_t]), else the middle of the feasible interval."""
@@ -532,7 +506,7 @@ class BankSMO:
             self.g += (self.K.reshape(self.M * self.n, self.n) @ delta).reshape(self.M, self.n)
             self.rows_read += self.M * self.n
         elif changed.size:
-            _add_rows(self.K, self.g, changed, delta)
+            add_rows(self.K, self.g, changed, delta)
             self.rows_read += self.M * changed.size
 
     def _flush(self) -> None:
