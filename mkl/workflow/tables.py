@@ -97,10 +97,6 @@ def _scalar_mean(v):
 def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Mean and std over splits per (dataset, algorithm), in the experiment's order."""
     cols = [*ALL_METRICS, "n_selected", "spectral_ratio", "seconds"]
-    if fits.empty:  # no fit (the datasets unavailable): the columns, no row
-        columns = ["dataset", "algorithm", *(f"{c}_{s}" for c in cols for s in ("mean", "std"))]
-        columns += ["n_failed", "n_splits", "n_not_converged", "grid_edges", "n_kernels"]
-        return pd.DataFrame(columns=columns + ["code_version"] * ("code_version" in fits))
     fits = fits.copy()
     for c in cols:
         fits[c] = pd.to_numeric(fits[c], errors="coerce")
@@ -120,11 +116,13 @@ def summarise(fits: pd.DataFrame, order: Mapping[str, Sequence[str]] | None = No
         [fits["dataset"], fits["algorithm"]], sort=False
     ).sum()
     edges = fits["grid_edges"] if "grid_edges" in fits else pd.Series("", index=fits.index)
+    # a failed split's edges left out (NaN); a Series' groupby, so that no fit
+    # at all (a dataset unavailable) gives an empty column, not a frame
     out["grid_edges"] = (
-        pd.DataFrame({"edges": edges.fillna("").astype(str), "failed": failed})
+        edges.fillna("").astype(str).mask(failed)
         .groupby([fits["dataset"], fits["algorithm"]], sort=False)
-        .apply(lambda cell: _frequent_edges(cell["edges"][~cell["failed"]]))
-    )
+        .agg(lambda cell: _frequent_edges(cell.dropna()))
+    )  # fmt: skip
     out["n_kernels"] = g["n_kernels"].first()
     if "code_version" in fits:  # the code of the fits behind a cell (several after partial reruns)
         out["code_version"] = g["code_version"].agg(
