@@ -280,16 +280,11 @@ def _dual_cd(
                 exact_end = True
                 break
             outside = _coming_back(pgs, band_top, band_bottom, tol)
-            for k in range(shrunk.shape[0]):
-                if outside[k]:
-                    index[active_size] = shrunk[k]
-                    active_size += 1
-                    brought_back += 1
-            m = active_size
-            for k in range(shrunk.shape[0]):
-                if not outside[k]:
-                    index[m] = shrunk[k]
-                    m += 1
+            back = shrunk[outside]  # to the end of the active set, the rest after
+            index[active_size : active_size + back.shape[0]] = back
+            index[active_size + back.shape[0] :] = shrunk[~outside]
+            active_size += back.shape[0]
+            brought_back += back.shape[0]
             pg_max_old = np.inf
             pg_min_old = -np.inf
             continue
