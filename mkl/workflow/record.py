@@ -259,7 +259,24 @@ def merge_record(
 
 
 SLICE = "results/tables/{experiment}/slices/{dataset}.csv"
+RUN_CONFIG = "config/config.yaml"
 MANIFEST = "results/raw/{dataset}/manifest.json"
+
+
+def run_config(run: Path, configfiles: Sequence[str | os.PathLike] = ()) -> dict:
+    """A run's configuration as Snakemake builds it: the Snakefile's
+    ``configfile`` (``config/config.yaml`` in the run's directory), then each
+    ``--configfile`` in turn, nested mappings merged key by key."""
+    from snakemake.utils import update_config
+
+    from .config import read_mapping
+
+    config: dict = {}
+    for path in [run / RUN_CONFIG, *map(Path, configfiles)]:
+        if not path.is_file():
+            raise ValueError(f"{path}: no such configuration file")
+        update_config(config, read_mapping(path, "a configuration file"))
+    return config
 
 
 def slices_fidelity(
@@ -267,6 +284,7 @@ def slices_fidelity(
     papers: Sequence[str],
     datasets: Sequence[str],
     paper_results: str | os.PathLike = "resources/paper_results.csv",
+    configfiles: Sequence[str | os.PathLike] = (),
 ) -> pd.DataFrame:
     """The fidelity table of the datasets a run still under way has finished:
     the table slices (rule ``table_slice``, ``results/tables/<experiment>/
@@ -280,8 +298,12 @@ def slices_fidelity(
     with a slice older than its experiment file or one of its fit records, is
     refused, with the command that builds it from the fits already made
     (``--allowed-rules table_slice`` refits nothing, so it runs beside the
-    rerun; the rule's inputs are every fit of the dataset)."""
-    from .config import load_experiments, load_registry, registry_path
+    rerun; the rule's inputs are every fit of the dataset). ``configfiles``:
+    the files the run was started with (``snakemake --configfile``), read
+    over the run's ``config/config.yaml`` as Snakemake reads them, so that
+    the experiment files and the registry are the run's (its
+    ``experiments_dir`` and ``registry``, relative to ``run_dir``)."""
+    from .config import experiments_dir, load_experiments, load_registry, registry_path
     from .experiment import supplies_fidelity
     from .fidelity import fidelity_table
     from .tables import unavailable_datasets
@@ -294,15 +316,16 @@ def slices_fidelity(
     def build_hint(experiment: str) -> str:
         slices = " ".join(SLICE.format(experiment=experiment, dataset=ds) for ds in datasets)
         return (
-            f"in {run} (with the run's --config, if any): "
+            f"in {run} (with the run's --configfile and --config, if any): "
             f"snakemake --cores 1 --nolock --allowed-rules table_slice {slices} (it builds "
             f"nothing while a fit is missing; snakemake -n {slices} lists what is)"
         )
 
+    config = run_config(run, configfiles)
     schemas = run / "workflow" / "schemas"
-    experiments_dir = run / EXPERIMENTS_DIR
+    run_experiments = run / experiments_dir(config)
     experiments = load_experiments(
-        experiments_dir, load_registry(run / registry_path({}), schemas), schemas
+        run_experiments, load_registry(run / registry_path(config), schemas), schemas
     )
     chosen = {
         name: exp
@@ -320,7 +343,7 @@ def slices_fidelity(
     for name in chosen:
         for ds in datasets:  # a slice older than what it is made from is not this run's
             made = slice_of(name, ds).stat().st_mtime
-            sources = [experiment_file(experiments_dir, name)]
+            sources = [experiment_file(run_experiments, name)]
             sources += sorted((run / "results" / "fits" / name / ds).rglob("*.json"))
             newer = [path for path in sources if path.stat().st_mtime > made]
             if newer:
@@ -330,7 +353,7 @@ def slices_fidelity(
                     + build_hint(name)
                 )
         summary = pd.concat([pd.read_csv(slice_of(name, ds)) for ds in datasets])
-        summary["config_sha256"] = file_sha256(experiment_file(experiments_dir, name))
+        summary["config_sha256"] = file_sha256(experiment_file(run_experiments, name))
         summaries[name] = summary.reset_index(drop=True)
     manifests = [path for ds in datasets if (path := run / MANIFEST.format(dataset=ds)).exists()]
     return fidelity_table(
@@ -347,7 +370,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     of them; the others stay as recorded), and regenerate docs/results.md's
     tables from it. ``--slices RUN_DIR`` (with ``--papers`` and ``--datasets``):
     the rows of the datasets a run still under way has finished, from their
-    table slices in that run's directory (:func:`slices_fidelity`). A run made
+    table slices in that run's directory (:func:`slices_fidelity`; with
+    ``--configfile FILE ...``, the files the run was started with). A run made
     under another version of an experiment file than the checkout's is
     refused. ``--stale``: no run read; the record's rows whose experiment file
     changed since their run are marked not run."""
@@ -380,6 +404,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "a fidelity table",
     )
     parser.add_argument(
+        "--configfile",
+        nargs="+",
+        metavar="FILE",
+        help="with --slices: the configuration files the run was started with "
+        "(snakemake --configfile), read over the run's config/config.yaml",
+    )
+    parser.add_argument(
         "--stale",
         action="store_true",
         help="mark the record's rows whose experiment file changed since their run as not run",
@@ -391,12 +422,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--stale reads no run: it takes no --papers")
     if args.slices and not (args.papers and args.datasets):
         parser.error("--slices needs --papers and --datasets")
+    if args.configfile and not args.slices:
+        parser.error("--configfile needs --slices")
     record = "docs/fidelity.csv"
     if args.stale:
         cells = mark_stale(read_cells(record))
     else:
         cells = (
-            slices_fidelity(args.slices, args.papers, args.datasets)
+            slices_fidelity(
+                args.slices, args.papers, args.datasets, configfiles=args.configfile or ()
+            )
             if args.slices
             else read_cells(args.source)
         )

@@ -167,3 +167,68 @@ def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_p
     with pytest.raises(ValueError, match=f"run under '{file_sha256(edited)}'"):
         merge_record(record, cells, ["lauriola2018_memo"], datasets=["sonar"],
                      experiments_dir=EXPERIMENTS)  # fmt: skip
+
+
+def write_slice(run: Path, experiment: str, dataset: str, accuracy: dict) -> Path:
+    """A table slice as rule ``table_slice`` writes it (no rows: no fits)."""
+    path = run / SLICE.format(experiment=experiment, dataset=dataset)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(
+        {
+            "dataset": dataset,
+            "algorithm": list(accuracy),
+            "accuracy_mean": list(accuracy.values()),
+            "accuracy_std": 0.04,
+            "n_failed": 0,
+            "n_splits": 30,
+            "n_not_converged": 0,
+            "grid_edges": "",
+            "n_kernels": 21,
+            "code_version": "abc1234",
+        }
+    ).to_csv(path, index=False)
+    return path
+
+
+def test_slices_are_read_with_the_runs_configuration_files_and_only_for_the_fidelity_report(
+    tmp_path,
+):
+    """``--slices --configfile``: the experiment files are those of the run's
+    ``experiments_dir`` (its config/config.yaml, then the files it was started
+    with), and their hashes the rows'. A sensitivity study's slices
+    (``paper: {fidelity: false}``) are not read, and an unavailable dataset's
+    slice (no fits) gives its rows the manifest's reason."""
+    run = run_directory(tmp_path)
+    shutil.copytree(run / "config" / "experiments", run / "our_experiments")
+    edited = experiment_file(run / "our_experiments", "lauriola2018_memo")
+    edited.write_text(edited.read_text() + "# the run's own version\n")
+    override = tmp_path / "override.yaml"
+    override.write_text("experiments_dir: our_experiments\n")
+    accuracy = {"uniform": 0.86, "easymkl": 0.85, "memo": 0.84, "linear": 0.74}
+    for experiment in ("lauriola2018_memo", "lauriola2018_memo_groupings"):
+        write_slice(run, experiment, "iris_bin", accuracy)
+        write_slice(run, experiment, "heart", {})
+    manifest = run / "results" / "raw" / "heart" / "manifest.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text('{"dataset": "heart", "status": "unavailable", "reason": "no copy"}')
+
+    def rows(cells, dataset):
+        return cells[(cells["our_dataset"] == dataset) & (cells["metric"] == "accuracy")]
+
+    cells = slices_fidelity(
+        run, ["lauriola2018_memo"], ["iris_bin", "heart"], PAPER_RESULTS, configfiles=[override]
+    )
+    assert set(cells["experiment"]) - {""} == {"lauriola2018_memo"}
+    iris, heart = rows(cells, "iris_bin"), rows(cells, "heart")
+    assert len(iris) == 4 and (iris["status"] == OK).all()
+    assert (iris["config_sha256"] == file_sha256(edited)).all()
+    assert len(heart) == 4 and heart["status"].str.contains("not available.*no copy").all()
+    # without the run's configuration file, the checkout's experiment files
+    cells = slices_fidelity(run, ["lauriola2018_memo"], ["iris_bin", "heart"], PAPER_RESULTS)
+    today = file_sha256(experiment_file(EXPERIMENTS, "lauriola2018_memo"))
+    assert (rows(cells, "iris_bin")["config_sha256"] == today).all()
+    with pytest.raises(ValueError, match="missing.yaml: no such configuration file"):
+        slices_fidelity(
+            run, ["lauriola2018_memo"], ["iris_bin"], PAPER_RESULTS,
+            configfiles=[tmp_path / "missing.yaml"],
+        )  # fmt: skip
