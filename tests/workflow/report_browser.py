@@ -1,4 +1,6 @@
-"""Debian's Chromium, driven by Selenium, for the report's browser test.
+"""Debian's Chromium, driven by Selenium, for the report's browser check (part
+of the README's fresh-environment test, tests/workflow/test_readme.py: the
+report of command 1's quick run, built by the README's report command).
 
 ``install_if_missing`` installs ``selenium`` from the package index (pip) and
 ``chromium`` with ``chromium-driver`` from Debian's packages (apt-get, root
@@ -7,7 +9,8 @@ SLURM, and says why they cannot be had otherwise. ``chromium`` starts a
 headless browser on the report; ``Report`` clicks through it as a reader
 does: a category in the menu, each of its subcategories, each item's view
 button, and reads what the item shows (an HTML table in the report's frame,
-an image).
+an image). ``walk_report`` clicks every item of every category and checks
+what each shows against the run's tables.
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mkl.workflow.tables import fmt_pm
 
 CHROMIUM, DRIVER = "chromium", "chromedriver"
 
@@ -154,3 +163,69 @@ class Report:
             )
             return "img", size, 0
         return "other", mime, 0
+
+
+def _expected(root: Path, path: str) -> tuple[list[str], int]:
+    """The cells an item's page must show as text (ours and the paper's, as
+    the tables format them) and how many of them are beyond two paper sd."""
+    tables = root / "results" / "tables"
+    name = os.path.basename(path)
+    if path.startswith("results/tables/fidelity"):
+        cells = pd.read_csv(tables / "fidelity.csv")
+        shown = cells[cells["status"] == "ok"]
+        texts = [
+            f"{m:.2f}" + (f" ± {s:.2f}" if np.isfinite(s) else "")
+            for m, s in [
+                *zip(shown.paper_mean, shown.paper_std, strict=True),
+                *zip(shown.ours_mean, shown.ours_std, strict=True),
+            ]
+        ]
+        return texts, int((shown["within_2sd"].astype(str) == "False").sum())
+    experiment = path.split("/")[2]
+    if name == "results.html":
+        summary = pd.read_csv(tables / experiment / "results.csv")
+        texts = [
+            fmt_pm(100 * m, 100 * s)
+            for m, s in zip(summary.accuracy_mean, summary.accuracy_std, strict=True)
+        ]
+        return texts, 0
+    comparison = pd.read_csv(tables / experiment / "paper.csv")
+    texts = list(comparison["ours"]) + list(comparison["paper"])
+    return texts, int(comparison["beyond_2sd"].sum())
+
+
+def walk_report(html: Path, root: Path, screenshots: Path) -> list[str]:
+    """Open the report ``html`` of the run in ``root`` in Chromium and click
+    every item of every category as a reader does: each table must show its
+    cells, ours and the paper's, as visible text, the cells beyond two paper
+    sd marked, and each figure must load (a screenshot of each in
+    ``screenshots``). Returns the items seen, in order."""
+    seen = []
+    with chromium() as driver:
+        page = Report(driver, html)
+        # the landing page says what this is and names every category
+        landing = page.text()
+        assert "five papers' tables regenerated" in landing
+        categories = page.menu_links()
+        assert categories == ["fidelity", "quick"]
+        for category in categories:
+            assert category in landing
+            subcategories = page.subcategories(category)
+            for sub in subcategories:
+                page.open_menu()
+                page.click(category)
+                if len(subcategories) > 1:  # a single one opens with its category
+                    page.click(sub)
+                for path in page.items(category, sub):
+                    kind, shown, beyond = page.show(path)
+                    seen.append(path)
+                    driver.save_screenshot(str(screenshots / (path.replace("/", "_") + ".png")))
+                    if path.endswith(".png"):
+                        assert kind == "img" and shown and min(shown) > 100, (path, shown)
+                        continue
+                    assert kind == "html", (path, kind, shown)
+                    texts, n_beyond = _expected(root, path)
+                    missing = [t for t in texts if t not in shown]
+                    assert texts and not missing, (path, missing)
+                    assert beyond == n_beyond, (path, beyond, n_beyond)
+    return seen

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import tokenize
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 import pytest
 
 from ..conftest import REPO, SHARED
+from .report_browser import install_if_missing, walk_report
 
 README = (REPO / "README.md").read_text()
 DESIGN = (REPO / "docs" / "design.md").read_text()
@@ -559,15 +561,15 @@ def test_a_failing_command_names_itself_and_its_last_error_line(tmp_path):
 # --- the README in a fresh environment (slow) ------------------------------------------
 
 
-@pytest.mark.workflow(seconds=360)
+@pytest.mark.workflow(seconds=390)
 @pytest.mark.slow
 def test_the_library_alone_then_command_1_in_a_fresh_environment(sandbox, tmp_path):
     """The README's two layers, as a user meets them, in one fresh virtual
     environment: first the library section's installs (the library alone:
     none of the workflow's dependencies importable; its optional ``plot``
     extra adds no workflow) and its examples; then command 1 (the workflow
-    extra, the quick experiment), the report, a dry run of every target and
-    the benchmarks' options. Command 1 installs on top of the library: what
+    extra, the quick experiment), the report (its HTML clicked through in
+    Chromium), a dry run of every target and the benchmarks' options. Command 1 installs on top of the library: what
     the library section installed is the library's dependencies and its
     optional extras, which the workflow extra holds too
     (test_packaging.py's test_the_workflow_extra_holds_every_optional_library_extra;
@@ -586,7 +588,8 @@ def test_the_library_alone_then_command_1_in_a_fresh_environment(sandbox, tmp_pa
     # the README's promise: nothing written outside results/ (and .snakemake/)
     assert {p.name for p in repo.iterdir()} - before <= {"results", ".snakemake"}
     _check_quick_results(env)
-    failures = _check_report(env) + _check_dry_runs(env) + _check_benchmarks(env)
+    failures = _check_report(env) + _check_report_in_browser(env, tmp_path)
+    failures += _check_dry_runs(env) + _check_benchmarks(env)
     if failures:
         pytest.fail("\n".join(failures), pytrace=False)
     shutil.rmtree(env.venv, ignore_errors=True)  # 0.6 GB; kept when the test fails
@@ -651,6 +654,31 @@ def _check_report(env: Env) -> list[str]:
             if f'"{key}": {{' not in html or item.read_bytes() not in embedded:
                 failures.append(f"{command!r}: {html_name} does not embed {key} as it is on disk")
     return failures
+
+
+def _check_report_in_browser(env: Env, screenshots: Path) -> list[str]:
+    """The README report command's HTML opened in Debian's Chromium and clicked
+    through as a reader does (report_browser.walk_report): every table of the
+    quick run shows its cells as text, the cells beyond two paper sd marked,
+    and every figure loads. Chromium and Selenium are installed where missing
+    (root); where they cannot be, the check is skipped with a warning, or
+    fails under ``MKL_REQUIRE_BROWSER``."""
+    why = install_if_missing()
+    if why:
+        if os.environ.get("MKL_REQUIRE_BROWSER"):
+            return [f"the report could not be opened in a browser: {why}"]
+        warnings.warn(f"the report was not opened in a browser: {why}", stacklevel=1)
+        return []
+    command = next(c for c in snakemake_commands() if "--report" in c)
+    words = shlex.split(command)
+    html = env.repo / words[words.index("--report") + 1]
+    seen = walk_report(html, env.repo, screenshots)
+    tables = [f"results/tables/quick/{n}.html" for n in ("results", "paper", "paper_tables")]
+    figures = ["results/figures/quick/results.png", "results/figures/fidelity.png"]
+    expected = sorted([*tables, *figures, "results/tables/fidelity.html"])
+    if sorted(seen) != expected:
+        return [f"the report's items in Chromium: {sorted(seen)}, expected {expected}"]
+    return []
 
 
 def _plain_targets(command: str) -> list[str] | None:
