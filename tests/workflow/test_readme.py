@@ -569,9 +569,10 @@ def test_the_library_alone_then_command_1_in_a_fresh_environment(sandbox, tmp_pa
     none of the workflow's dependencies importable; its optional ``plot``
     extra adds no workflow) and its examples; then command 1 (the workflow
     extra, the quick experiment), the report (its HTML clicked through in
-    Chromium), a dry run of every target and the benchmarks' options. Command 1 installs on top of the library: what
-    the library section installed is the library's dependencies and its
-    optional extras, which the workflow extra holds too
+    Chromium), a dry run of every target and the benchmarks' options.
+    Command 1 installs on top of the library: what the library section
+    installed is the library's dependencies and its optional extras, which
+    the workflow extra holds too
     (test_packaging.py's test_the_workflow_extra_holds_every_optional_library_extra;
     test_workflow_layer_imports_are_in_the_workflow_extra holds every import
     of the workflow layer to it), so command 1 needs nothing that only the
