@@ -128,7 +128,7 @@ def test_factored_descent_stops_on_the_shrunk_set_only_where_every_coordinate_me
         x, ranges = start.alpha.copy(), _active_ranges(s, offsets)
         lo, hi, p = np.zeros(n), np.ones(n), -np.ones(n)
         qd, w, v = _cd_start(*_arrays(Z), s, ranges, y, x, b2)
-        _, converged, v, _, _, back, exact_end = _dual_cd(
+        _, converged, v, _, _, back, exact_end, _ = _dual_cd(
             *_arrays(Z), s, ranges, ranges, y, p, lo, hi, 0.0, x, w, v, qd, b2, tol, 1000, 0
         )  # fmt: skip
         assert converged and v == pytest.approx(y @ x)
@@ -139,6 +139,43 @@ def test_factored_descent_stops_on_the_shrunk_set_only_where_every_coordinate_me
         ended_on_check += exact_end
         brought_back += back
     assert ended_on_check > 0 and brought_back > 0
+
+
+def test_the_hessian_tail_ends_where_the_factor_loop_does():
+    """Once shrinking leaves few coordinates active (at most half the columns a
+    dot reads), the descent goes on on their Hessian (``_gram_tail``) and then
+    to the check at the current iterate: the point returned meets tol exactly
+    (its projected gradients recomputed from scratch), and at a tight tol it is
+    the factor loop's solution."""
+    tails = 0
+    for seed, C, tol in [(0, 10.0, 1e-3), (1, 1.0, 1e-3), (2, 10.0, 1e-8), (0, 1.0, 1e-8)]:
+        rng = np.random.default_rng(seed)
+        n, R, b2 = 400, 120, 1.0
+        Z = rng.standard_normal((n, R)) / np.sqrt(R)
+        y = np.where(Z[:, 0] + 0.3 * Z[:, 1] + 0.05 * rng.standard_normal(n) > 0, 1.0, -1.0)
+        offsets = np.arange(0, R + 1, 20)
+        s = np.repeat(rng.dirichlet(np.ones(len(offsets) - 1)), 20)
+        ranges = _active_ranges(s, offsets)
+        lo, hi, p = np.zeros(n), np.full(n, C), -np.ones(n)
+        objectives = []
+        for tail_max in (0, 2000):
+            x = np.zeros(n)
+            qd, w, v = _cd_start(*_arrays(Z), s, ranges, y, x, b2)
+            _, converged, v, _, _, _, exact_end, tail_epochs = _dual_cd(
+                *_arrays(Z), s, ranges, ranges, y, p, lo, hi, 0.0, x, w, v, qd, b2, tol,
+                100_000, 0, tail_max,
+            )  # fmt: skip
+            assert converged and v == pytest.approx(y @ x)
+            assert np.allclose(w, Z.T @ (y * x), atol=1e-10)  # w took the tail's moves
+            g = y * ((Z * s) @ (Z.T @ (y * x)) + b2 * (y @ x)) + p
+            pg = np.where(x < hi, np.minimum(g, 0), 0) + np.where(x > lo, np.maximum(g, 0), 0)
+            if tail_max:
+                tails += tail_epochs > 0
+                assert tail_epochs == 0 or exact_end
+                assert pg.max() - pg.min() <= tol * (1 + 1e-6)
+            objectives.append(0.5 * (y * x) @ (g - p) - x.sum())
+        assert objectives[1] == pytest.approx(objectives[0], rel=10 * tol)
+    assert tails >= 3
 
 
 def test_the_shrunk_coordinates_that_come_back_after_a_failed_check():

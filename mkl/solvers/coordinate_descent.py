@@ -52,6 +52,14 @@ DENSE_GRAM_MAX_N = 1000
 # columns; the float64 copy of the active columns is n x columns): 10^4 columns
 # at n = 1,000
 DENSE_GRAM_MAX_FLOPS = 1e10
+# the tail of a descent on dense factors: once shrinking has left at most
+# TAIL_GRAM_MAX coordinates active, and at most half as many as the columns a
+# row's dot reads, the active set's Hessian is formed (one BLAS product) and the
+# descent goes on there (``_gram_tail``): a coordinate then costs O(1) and a
+# move O(active) instead of two walks over the columns. The tail of a large
+# solve is hundreds to thousands of epochs over a few hundred free multipliers
+# (benchmarks/solver_quality.md)
+TAIL_GRAM_MAX = 2000
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -180,9 +188,57 @@ def _cd_start(dense, Z, data, indices, indptr, s, ranges, sign, x, b2):
 
 
 @njit(cache=True, nogil=True)
+def _gram_tail(
+    active, Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, b2, tol, max_epochs, seed
+):  # fmt: skip
+    """The descent of :func:`_dual_cd` on its active coordinates ``active`` alone
+    (the others fixed), on their Hessian H = sign sign' (Z_A diag(s) Z_A' + b2)
+    formed once (:func:`_gram_dual_cd`, the same steps and stopping rule) from
+    the exact gradients at the current w and v; w and v then take the moves.
+    Dense factors only. Returns (epochs, v)."""
+    na = active.shape[0]
+    width = 0
+    for g in range(dots.shape[0]):
+        width += dots[g, 1] - dots[g, 0]
+    Za = np.empty((na, width))
+    for k in range(na):
+        i = active[k]
+        c = 0
+        for g in range(dots.shape[0]):
+            for j in range(dots[g, 0], dots[g, 1]):
+                Za[k, c] = Z[i, j] * np.sqrt(s[j])
+                c += 1
+    H = np.dot(Za, Za.T)
+    xa = np.empty(na)
+    pa = np.empty(na)
+    for k in range(na):
+        i = active[k]
+        for j in range(na):
+            H[k, j] = (H[k, j] + b2) * sign[i] * sign[active[j]]
+        xa[k] = x[i]
+    dummy = np.zeros(0, dtype=Z.dtype)
+    no_index = np.zeros(0, dtype=np.int32)
+    for k in range(na):  # p_A such that H x_A + p_A is the exact gradient
+        i = active[k]
+        G = sign[i] * (_row_dot(i, True, Z, dummy, no_index, no_index, s, w, dots) + b2 * v)
+        pa[k] = G + p[i] - np.dot(H[k], xa)
+    epochs, _ = _gram_dual_cd(
+        H, pa, lo[active], hi[active], eps, xa, tol, max_epochs, seed
+    )  # fmt: skip
+    for k in range(na):
+        i = active[k]
+        if xa[k] != x[i]:
+            d = (xa[k] - x[i]) * sign[i]
+            x[i] = xa[k]
+            _row_axpy(i, d, True, Z, dummy, no_index, no_index, w, updates)
+            v += d
+    return epochs, v
+
+
+@njit(cache=True, nogil=True)
 def _dual_cd(
     dense, Z, data, indices, indptr, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2,
-    tol, max_epochs, seed,
+    tol, max_epochs, seed, tail_max=0,
 ):  # fmt: skip
     """Dual coordinate descent on
 
@@ -202,12 +258,22 @@ def _dual_cd(
     (the warm start), w = Z'(sign*x) kept over the column ranges ``updates``
     (the dots read the ranges ``dots``, those of nonzero weight: a subset), and
     qd the diagonal of (Q) (:func:`_cd_start`). Returns (epochs, converged, v,
-    first_max, first_min, brought_back, exact_end) with v = sign'x, the
+    first_max, first_min, brought_back, exact_end, tail_epochs) with v = sign'x, the
     largest and smallest projected gradient of the first epoch (which visits
     every coordinate: :func:`_descend` stops on them), the shrunk coordinates
     brought back, and whether the solve ended on the check at the current
-    iterate."""
+    iterate, and the epochs run on the Hessian of the active set: with
+    ``tail_max`` (dense factors), once shrinking leaves at most that many
+    coordinates active, and at most half as many as the columns the dots
+    read, the descent goes on on their Hessian (:func:`_gram_tail`) until they
+    meet ``tol``, then to the check as above; again only once the active set
+    has changed."""
     n = sign.shape[0]
+    width = 0
+    for g in range(dots.shape[0]):
+        width += dots[g, 1] - dots[g, 0]
+    tail_size = -1  # the active set's size at the last Hessian tail
+    tail_epochs = 0
     np.random.seed(seed)
     index = np.arange(n)
     active_size = n
@@ -220,6 +286,24 @@ def _dual_cd(
     exact_end = False
     epoch = 0
     while epoch < max_epochs:
+        if (
+            dense
+            and active_size <= tail_max
+            and 2 * active_size <= width
+            and active_size != tail_size
+            and pg_max_old < np.inf  # shrinking under way (not the first epoch)
+        ):
+            tail_size = active_size
+            epochs, v = _gram_tail(
+                index[:active_size].copy(), Z, s, dots, updates, sign, p, lo, hi, eps, x, w,
+                v, b2, tol, max_epochs - epoch, seed + epoch,
+            )  # fmt: skip
+            epoch += epochs
+            tail_epochs += epochs
+            # the next epoch reads the active set's gradients exactly (no shrinking)
+            pg_max_old = np.inf
+            pg_min_old = -np.inf
+            continue
         epoch += 1
         pg_max_new = -np.inf
         pg_min_new = np.inf
@@ -290,7 +374,7 @@ def _dual_cd(
             continue
         pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
         pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
-    return epoch, converged, v, first_max, first_min, brought_back, exact_end
+    return epoch, converged, v, first_max, first_min, brought_back, exact_end, tail_epochs
 
 
 @njit(cache=True, nogil=True)
@@ -391,7 +475,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     if not isinstance(Z, RowBlocks):
         epochs, converged, v, *_ = _dual_cd(
             *_arrays(Z), s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol,
-            max_epochs, seed,
+            max_epochs, seed, TAIL_GRAM_MAX,
         )  # fmt: skip
         return epochs, converged, v, epochs * n
     visited = 0
