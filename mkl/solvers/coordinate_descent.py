@@ -58,8 +58,11 @@ DENSE_GRAM_MAX_FLOPS = 1e10
 # descent goes on there (``_gram_tail``): a coordinate then costs O(1) and a
 # move O(active) instead of two walks over the columns. The tail of a large
 # solve is hundreds to thousands of epochs over a few hundred free multipliers
-# (benchmarks/solver_quality.md)
+# (benchmarks/solver_quality.md); and at most TAIL_GRAM_MAX_FLOPS multiply-adds
+# forming it (active^2 x columns, about 0.1 s of BLAS), so that the formation
+# never costs more than a few hundred of the epochs it replaces
 TAIL_GRAM_MAX = 2000
+TAIL_GRAM_MAX_FLOPS = 2e9
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -264,8 +267,9 @@ def _dual_cd(
     brought back, and whether the solve ended on the check at the current
     iterate, and the epochs run on the Hessian of the active set: with
     ``tail_max`` (dense factors), once shrinking leaves at most that many
-    coordinates active, and at most half as many as the columns the dots
-    read, the descent goes on on their Hessian (:func:`_gram_tail`) until they
+    coordinates active, at most half as many as the columns the dots read,
+    and at most TAIL_GRAM_MAX_FLOPS multiply-adds to form it, the descent goes
+    on on their Hessian (:func:`_gram_tail`) until they
     meet ``tol``, then to the check as above; again only once the active set
     has changed."""
     n = sign.shape[0]
@@ -290,6 +294,7 @@ def _dual_cd(
             dense
             and active_size <= tail_max
             and 2 * active_size <= width
+            and float(active_size) * active_size * width <= TAIL_GRAM_MAX_FLOPS
             and active_size != tail_size
             and pg_max_old < np.inf  # shrinking under way (not the first epoch)
         ):
