@@ -52,8 +52,8 @@ DENSE_GRAM_MAX_N = 1000
 # columns; the float64 copy of the active columns is n x columns): 10^4 columns
 # at n = 1,000
 DENSE_GRAM_MAX_FLOPS = 1e10
-# the tail of a descent on dense factors: once shrinking has left at most
-# TAIL_GRAM_MAX coordinates active, and at most half as many as the columns a
+# the tail of a descent on dense factors: once shrinking has left coordinates
+# out and at most TAIL_GRAM_MAX active, and at most half as many as the columns a
 # row's dot reads, the active set's Hessian is formed (one BLAS product) and the
 # descent goes on there (``_gram_tail``): a coordinate then costs O(1) and a
 # move O(active) instead of two walks over the columns. The tail of a large
@@ -241,7 +241,7 @@ def _gram_tail(
 @njit(cache=True, nogil=True)
 def _dual_cd(
     dense, Z, data, indices, indptr, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2,
-    tol, max_epochs, seed, tail_max=0,
+    tol, max_epochs, seed, tail_max=0, tail_flops=0.0,
 ):  # fmt: skip
     """Dual coordinate descent on
 
@@ -266,10 +266,10 @@ def _dual_cd(
     every coordinate: :func:`_descend` stops on them), the shrunk coordinates
     brought back, and whether the solve ended on the check at the current
     iterate, and the epochs run on the Hessian of the active set: with
-    ``tail_max`` (dense factors), once shrinking leaves at most that many
-    coordinates active, at most half as many as the columns the dots read,
-    and at most TAIL_GRAM_MAX_FLOPS multiply-adds to form it, the descent goes
-    on on their Hessian (:func:`_gram_tail`) until they
+    ``tail_max`` (dense factors), once shrinking has left coordinates out and
+    at most ``tail_max`` active, at most half as many as the columns the dots
+    read, and at most ``tail_flops`` multiply-adds to form their Hessian, the
+    descent goes on on it (:func:`_gram_tail`) until they
     meet ``tol``, then to the check as above; again only once the active set
     has changed."""
     n = sign.shape[0]
@@ -294,9 +294,10 @@ def _dual_cd(
             dense
             and active_size <= tail_max
             and 2 * active_size <= width
-            and float(active_size) * active_size * width <= TAIL_GRAM_MAX_FLOPS
+            and float(active_size) * active_size * width <= tail_flops
+            and active_size < n  # shrinking has left coordinates out
             and active_size != tail_size
-            and pg_max_old < np.inf  # shrinking under way (not the first epoch)
+            and pg_max_old < np.inf  # (the next epoch would shrink: not after a check)
         ):
             tail_size = active_size
             epochs, v = _gram_tail(
@@ -480,7 +481,7 @@ def _descend(Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol, ma
     if not isinstance(Z, RowBlocks):
         epochs, converged, v, *_ = _dual_cd(
             *_arrays(Z), s, dots, updates, sign, p, lo, hi, eps, x, w, v, qd, b2, tol,
-            max_epochs, seed, TAIL_GRAM_MAX,
+            max_epochs, seed, TAIL_GRAM_MAX, TAIL_GRAM_MAX_FLOPS,
         )  # fmt: skip
         return epochs, converged, v, epochs * n
     visited = 0
