@@ -99,19 +99,13 @@ def run_directory(tmp_path) -> Path:
     return run
 
 
-def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_path):
-    """``--slices``: the rows of the datasets whose table slices a run still under
-    way has built, with the hash of the run's experiment file; the other
-    datasets' rows stay as recorded. A dataset with no slice, a slice older
-    than its fits or its experiment file, and a run under another version of
-    the file than the checkout's are refused."""
-    run = run_directory(tmp_path)
-    accuracy = {"uniform": 0.86, "easymkl": 0.85, "memo": 0.84, "linear": 0.74}
-    slice_csv = run / SLICE.format(experiment="lauriola2018_memo", dataset="sonar")
-    slice_csv.parent.mkdir(parents=True)
+def write_slice(run: Path, experiment: str, dataset: str, accuracy: dict) -> Path:
+    """A table slice as rule ``table_slice`` writes it (no rows: no fits)."""
+    path = run / SLICE.format(experiment=experiment, dataset=dataset)
+    path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(
         {
-            "dataset": "sonar",
+            "dataset": dataset,
             "algorithm": list(accuracy),
             "accuracy_mean": list(accuracy.values()),
             "accuracy_std": 0.04,
@@ -122,7 +116,19 @@ def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_p
             "n_kernels": 21,
             "code_version": "abc1234",
         }
-    ).to_csv(slice_csv, index=False)
+    ).to_csv(path, index=False)
+    return path
+
+
+def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_path):
+    """``--slices``: the rows of the datasets whose table slices a run still under
+    way has built, with the hash of the run's experiment file; the other
+    datasets' rows stay as recorded. A dataset with no slice, a slice older
+    than its fits or its experiment file, and a run under another version of
+    the file than the checkout's are refused."""
+    run = run_directory(tmp_path)
+    accuracy = {"uniform": 0.86, "easymkl": 0.85, "memo": 0.84, "linear": 0.74}
+    slice_csv = write_slice(run, "lauriola2018_memo", "sonar", accuracy)
     fits = run / "results" / "fits" / "lauriola2018_memo" / "sonar" / "memo"
     fits.mkdir(parents=True)
     fit = fits / "splits_0-4.json"
@@ -167,27 +173,6 @@ def test_the_datasets_a_run_under_way_has_finished_merge_from_their_slices(tmp_p
     with pytest.raises(ValueError, match=f"run under '{file_sha256(edited)}'"):
         merge_record(record, cells, ["lauriola2018_memo"], datasets=["sonar"],
                      experiments_dir=EXPERIMENTS)  # fmt: skip
-
-
-def write_slice(run: Path, experiment: str, dataset: str, accuracy: dict) -> Path:
-    """A table slice as rule ``table_slice`` writes it (no rows: no fits)."""
-    path = run / SLICE.format(experiment=experiment, dataset=dataset)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(
-        {
-            "dataset": dataset,
-            "algorithm": list(accuracy),
-            "accuracy_mean": list(accuracy.values()),
-            "accuracy_std": 0.04,
-            "n_failed": 0,
-            "n_splits": 30,
-            "n_not_converged": 0,
-            "grid_edges": "",
-            "n_kernels": 21,
-            "code_version": "abc1234",
-        }
-    ).to_csv(path, index=False)
-    return path
 
 
 def test_slices_are_read_with_the_runs_configuration_files_and_only_for_the_fidelity_report(
