@@ -192,17 +192,15 @@ def _cd_start(dense, Z, data, indices, indptr, s, ranges, sign, x, b2):
 
 @njit(cache=True, nogil=True)
 def _gram_tail(
-    active, Z, s, dots, updates, sign, p, lo, hi, eps, x, w, v, b2, tol, max_epochs, seed
+    active, Z, s, dots, width, updates, sign, p, lo, hi, eps, x, w, v, b2, tol, max_epochs, seed
 ):  # fmt: skip
     """The descent of :func:`_dual_cd` on its active coordinates ``active`` alone
     (the others fixed), on their Hessian H = sign sign' (Z_A diag(s) Z_A' + b2)
     formed once (:func:`_gram_dual_cd`, the same steps and stopping rule) from
     the exact gradients at the current w and v; w and v then take the moves.
-    Dense factors only. Returns (epochs, v)."""
+    Dense factors only; ``width``: the columns of the ranges ``dots``. Returns
+    (epochs, v)."""
     na = active.shape[0]
-    width = 0
-    for g in range(dots.shape[0]):
-        width += dots[g, 1] - dots[g, 0]
     Za = np.empty((na, width))
     for k in range(na):
         i = active[k]
@@ -301,8 +299,8 @@ def _dual_cd(
         ):
             tail_size = active_size
             epochs, v = _gram_tail(
-                index[:active_size].copy(), Z, s, dots, updates, sign, p, lo, hi, eps, x, w,
-                v, b2, tol, max_epochs - epoch, seed + epoch,
+                index[:active_size].copy(), Z, s, dots, width, updates, sign, p, lo, hi, eps,
+                x, w, v, b2, tol, max_epochs - epoch, seed + epoch,
             )  # fmt: skip
             epoch += epochs
             tail_epochs += epochs
