@@ -122,9 +122,12 @@ def parse(spec: str, C: float, tol: float) -> tuple[str, dict]:
             params[k] = v.lower() == "true"
             continue
         try:
-            params[k] = float(v)
-        except ValueError:  # a named option, e.g. smkl:step=theory
-            params[k] = v
+            params[k] = int(v)  # spg:memory=1
+        except ValueError:
+            try:
+                params[k] = float(v)
+            except ValueError:  # a named option, e.g. smkl:step=theory
+                params[k] = v
     return name, params
 
 
