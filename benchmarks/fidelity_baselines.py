@@ -3,8 +3,9 @@ classifiers are under the protocol a paper's cell was run with, so that a
 fidelity miss can be set against what the data allow (docs/protocols.md).
 
 For each dataset, on each split of a run's ``results/splits/<experiment>/<dataset>.h5``
-(the training rows standardised with their own mean and sd, as the
-experiments do), it reports the majority class's test accuracy and the test
+(``mkl.workflow.splits.load_split``; the features standardised with the
+training rows' statistics by ``mkl.workflow.preprocessing.scale_features``,
+as the experiments do), it reports the majority class's test accuracy and the test
 accuracy of a linear SVM, an RBF SVM and logistic regression whose C (and
 gamma) the split's own inner folds choose (``PredefinedSplit`` on the
 stored fold labels, as the experiments' inner CV). The linear SVM's best C
@@ -25,15 +26,18 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, PredefinedSplit
 from sklearn.svm import SVC
 
+from mkl.workflow.dataset import Dataset
+from mkl.workflow.preprocessing import scale_features
+from mkl.workflow.splits import Split, load_split
+
 DECADES = 10.0 ** np.arange(-3, 4)
 
 
-def split_scores(X, y, train, test, folds) -> dict[str, float]:
+def split_scores(X, y, split: Split) -> dict[str, float]:
     """Test accuracies of the baselines on one split."""
-    mu, sd = X[train].mean(0), X[train].std(0)
-    sd[sd == 0] = 1.0
-    Xtr, Xte, ytr, yte = (X[train] - mu) / sd, (X[test] - mu) / sd, y[train], y[test]
-    inner = PredefinedSplit(folds)
+    Xtr, Xte = scale_features(X[split.train], X[split.test], "standardise")
+    ytr, yte = y[split.train], y[split.test]
+    inner = PredefinedSplit(split.folds)
     models = {
         "linear SVM": (SVC(kernel="linear"), {"C": DECADES}),
         "RBF SVM": (SVC(kernel="rbf"), {"C": DECADES[1:], "gamma": 2.0 ** np.arange(-7, 3)}),
@@ -56,18 +60,17 @@ def main() -> None:
     args = parser.parse_args()
     results = args.run_dir / "results"
     for dataset in args.datasets:
-        with h5py.File(results / "data" / f"{dataset}.h5") as data:
-            X, y = data["X"][:], data["y"][:]
-        with h5py.File(results / "splits" / args.experiment / f"{dataset}.h5") as splits:
-            parts = [splits[s] for s in sorted(splits, key=int)]
-            per_split = [
-                split_scores(X, y, p["train"][:], p["test"][:], p["folds"][:]) for p in parts
-            ]
-        cells = [
-            f"{name} {100 * np.mean(v):.1f} ± {100 * np.std(v, ddof=1):.1f}"
-            for name in per_split[0]
-            for v in [[s[name] for s in per_split]]
+        data = Dataset.load(results / "data" / f"{dataset}.h5")
+        splits_path = results / "splits" / args.experiment / f"{dataset}.h5"
+        with h5py.File(splits_path, "r") as f:
+            repetitions = int(f.attrs["repetitions"])
+        per_split = [
+            split_scores(data.X, data.y, load_split(splits_path, r)) for r in range(repetitions)
         ]
+        cells = []
+        for name in per_split[0]:
+            v = [scores[name] for scores in per_split]
+            cells.append(f"{name} {100 * np.mean(v):.1f} ± {100 * np.std(v, ddof=1):.1f}")
         print(f"{dataset} ({len(per_split)} splits): " + "; ".join(cells))
 
 
