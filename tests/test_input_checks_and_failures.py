@@ -8,9 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 import mkl
+from mkl.banks.checks import _scale_and_asymmetry
 from mkl.exceptions import InputError, SolverError, is_fit_failure
 from mkl.kernels.spectra import spectra
 from mkl.model_selection import cross_validate_grid, grid_points, select_best
@@ -27,6 +30,27 @@ def test_an_asymmetric_kernel_cannot_hide_behind_its_transpose(rng):
     assert np.allclose(bank.mean(0), bank.mean(0).T)
     with pytest.raises(InputError, match=r"K\[0\] is not symmetric"):
         mkl.make_estimator("uniform").fit(bank, y)
+
+
+@given(
+    n=st.integers(1, 150),
+    seed=st.integers(0, 2**32 - 1),
+    bad=st.sampled_from([None, np.nan, np.inf, -np.inf]),
+)
+def test_the_validation_scale_and_asymmetry_are_those_of_the_entries(n, seed, bad):
+    # the one-read check of the two validation combinations (tile pairs over the
+    # upper triangle, sizes around the 64-row tile) against numpy's reductions
+    rng = np.random.default_rng(seed)
+    A, B = rng.standard_normal((2, n, n))
+    A = A + A.T if seed % 2 else A
+    if bad is not None:
+        i, j = rng.integers(0, n, size=2)
+        (A if seed % 3 else B)[i, j] = bad
+        assert _scale_and_asymmetry(A, B) == (np.inf, np.inf)
+        return
+    scale = max(np.abs(A).max(), np.abs(B).max())
+    asymmetry = max(np.abs(A - A.T).max(), np.abs(B - B.T).max())
+    assert _scale_and_asymmetry(A, B) == (scale, asymmetry)
 
 
 @pytest.mark.parametrize("name", PSD_METHODS)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn import config_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR, OneClassSVM
 
@@ -117,7 +118,12 @@ def primal_objective(K: np.ndarray, y: np.ndarray, C, sol: SVMSolution) -> float
 def _fit_libsvm(model, K: np.ndarray, y=None, sample_weight=None) -> bool:
     """Fit a scikit-learn libsvm model on a precomputed kernel; True if libsvm
     stopped on its tolerance rather than its iteration cap."""
-    with warnings.catch_warnings(record=True) as caught:
+    # the model's parameters are this module's own: scikit-learn's check of them
+    # is skipped (sklearn.config_context)
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        config_context(skip_parameter_validation=True),
+    ):
         warnings.simplefilter("always", ConvergenceWarning)
         model.fit(np.ascontiguousarray(K, dtype=np.float64), y, sample_weight=sample_weight)
     return not any(issubclass(w.category, ConvergenceWarning) for w in caught)
