@@ -76,7 +76,8 @@ def _scale_and_asymmetry(A, B, block=64):
             for i in range(i0, i1):
                 for j in range(max(j0, i), j1):
                     a, at, b, bt = A[i, j], A[j, i], B[i, j], B[j, i]
-                    finite &= abs(a) + abs(at) + abs(b) + abs(bt) < np.inf
+                    # x - x is 0 for every finite x (no overflow), NaN for NaN and inf
+                    finite &= (a - a) + (at - at) + (b - b) + (bt - bt) == 0.0
                     scale = max(scale, abs(a), abs(at), abs(b), abs(bt))
                     asymmetry = max(asymmetry, abs(a - at), abs(b - bt))
     if not finite:
