@@ -9,7 +9,9 @@ counter around the PSD certificate (every check of quadratic forms,
 which gives the number of checks in a fit and their total time. The
 validation pass (:func:`mkl.banks.checks.check_training_kernels`) is timed,
 and beside it one read of the diagonal (M n entries), which its PSD part
-(negative and zero diagonals) and the zero-kernel warning's traces each make.
+(negative and zero diagonals) and the zero-kernel warning's traces each make,
+and its two combinations as it forms them (numba, one read of the bank) and
+as BLAS would, beside the floor's one combination.
 
     python benchmarks/bench_input_checks.py                  # n = 1000, M = 20
     python benchmarks/bench_input_checks.py --n 500 2000 --m 50
@@ -109,10 +111,29 @@ def run(n: int, m: int, algorithms, repeats: int) -> None:
     # what the PSD part and the zero-kernel warning add to it: reads of the
     # diagonal (M n entries), too short to see as a difference of two passes
     t_diagonal = median_time(lambda: np.einsum("mii->mi", K).max(axis=1), 10 * repeats)
+    # the pass's two combinations (the average and the check's), as it forms them
+    # (numba, one read of the bank) and as BLAS would (the flattened bank times the
+    # two weight rows), beside the floor's one combination (BLAS): which is faster
+    # depends on the host (docs/design.md, banks/checks.py)
+    flat = K.reshape(m, -1)
+    weights = np.stack([np.full(m, 1.0 / m), np.resize(checks._CHECK_WEIGHTS, m)])
+    weights[1] /= weights[1].sum()
+    out = np.empty((2, n, n))
+    t_numba = median_time(
+        lambda: checks._two_combinations(flat, weights[0], weights[1], out[0], out[1]),
+        10 * repeats,
+    )
+    t_blas_two = median_time(lambda: weights @ flat, 10 * repeats)
+    t_blas_one = median_time(lambda: weights[0] @ flat, 10 * repeats)
     print(f"\nn = {n}, M = {m}: floor F = {F * 1e3:.1f} ms")
     print(
         f"  validation pass {t_pass * 1e3:.2f} ms = {t_pass / F:.2f} F, of which a read of "
         f"the diagonal (negative and zero diagonals; the traces) {t_diagonal * 1e3:.3f} ms"
+    )
+    print(
+        f"  its two combinations in one read (numba) {t_numba * 1e3:.2f} ms; by BLAS with "
+        f"the two weight rows {t_blas_two * 1e3:.2f} ms; one combination by BLAS (the "
+        f"floor's) {t_blas_one * 1e3:.2f} ms"
     )
     for name in algorithms:
         t_fit = median_time(lambda name=name: fit(name, K, y), repeats)
