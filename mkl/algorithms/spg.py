@@ -19,7 +19,12 @@ updated). With g_k = -1/2 q(alpha_k), the gradient of J at theta_k (Danskin):
      with J(theta_k + lambda d_k) <= max_{j < memory} J(theta_{k-j}) + gamma lambda g_k'd_k
      (gamma = 1e-4); each trial one warm SVM solve, usually one a step;
   3. s = theta_{k+1} - theta_k, y = g_{k+1} - g_k, and
-     a_{k+1} = s's / s'y (BB1), clipped to [a_min, a_max] (a_max when s'y <= 0).
+     a_{k+1} = s's / s'y (BB1), clipped to [a_min, a_max] (a_max when s'y <= 0)
+     and to at most twice a_k (:data:`STEP_GROWTH`, ours: Birgin et al.'s
+     convergence holds for any step in [a_min, a_max]; uncapped, a long BB
+     step after a short one threw the iterates across the set, where the
+     non-monotone test, still referenced to the uniform start's J, accepted
+     them: ``benchmarks/solver_quality.md``, spg's step growth).
 
 Warm, inexact SVM solves (SPG-GMKL's precision epsilon, loose far from the
 optimum and tightened near it): every SVM after the first is solved on the
@@ -64,6 +69,7 @@ ARMIJO = 1e-4  # gamma: the sufficient decrease (Birgin et al. 2000)
 # moves theta across the whole set or not at all
 STEP_BOUNDS = (1e-10, 1e10)
 INTERPOLATION = (0.1, 0.9)  # sigma_1, sigma_2: the safeguards of the quadratic interpolation
+STEP_GROWTH = 2.0  # a spectral step is at most this multiple of the previous one (step 3)
 MAX_TRIALS = 40
 
 
@@ -143,7 +149,8 @@ class SPGMKL(_CuttingPlaneMKL):
             y = gradient - state.previous_gradient
             sy = float(s @ y)
             ratio = float(s @ s) / sy if sy > 0 else a_max
-            state.step_length = float(np.clip(ratio, a_min, a_max))
+            longest = max(a_min, min(a_max, STEP_GROWTH * state.step_length))
+            state.step_length = float(np.clip(ratio, a_min, longest))
         state.previous_theta, state.previous_gradient = theta, gradient
         state.recent = [*state.recent, pt.J][-self.memory :]
 
