@@ -116,8 +116,7 @@ def run(n: int, m: int, algorithms, repeats: int) -> None:
     # two weight rows), beside the floor's one combination (BLAS): which is faster
     # depends on the host (docs/design.md, banks/checks.py)
     flat = K.reshape(m, -1)
-    weights = np.stack([np.full(m, 1.0 / m), np.resize(checks._CHECK_WEIGHTS, m)])
-    weights[1] /= weights[1].sum()
+    weights = checks.combination_weights(m)
     out = np.empty((2, n, n))
     t_numba = median_time(
         lambda: checks._two_combinations(flat, weights[0], weights[1], out[0], out[1]),

@@ -90,6 +90,13 @@ def _scale_and_asymmetry(A, B, block=64):
 _CHECK_WEIGHTS = np.random.default_rng(20101).uniform(0.5, 1.5, size=4096)
 
 
+def combination_weights(M: int) -> np.ndarray:
+    """The validation pass's two weight rows (2, M): the average's (1/M each) and
+    the check combination's (distinct positive weights summing to 1)."""
+    check = np.resize(_CHECK_WEIGHTS, M)
+    return np.stack([np.full(M, 1.0 / M), check / check.sum()])
+
+
 @njit(cache=True, nogil=True)
 def _two_combinations(K, w0, w1, out0, out1):
     """out0 = sum_m w0_m K_m and out1 = sum_m w1_m K_m (float64) in one read of
@@ -139,9 +146,9 @@ def check_training_kernels(K: np.ndarray, psd: bool = True) -> np.ndarray:
     M, n, n2 = K.shape
     if n != n2:
         raise InputError(f"training kernels must be square, got shape {K.shape} (M, n, n)")
-    w2 = np.resize(_CHECK_WEIGHTS, M)
+    weights = combination_weights(M)
     K_mean, K_other = np.empty((n, n)), np.empty((n, n))
-    _two_combinations(K.reshape(M, -1), np.full(M, 1.0 / M), w2 / w2.sum(), K_mean, K_other)
+    _two_combinations(K.reshape(M, -1), weights[0], weights[1], K_mean, K_other)
     scale, asymmetry = _scale_and_asymmetry(K_mean, K_other)
     if not np.isfinite(scale):  # NaN/inf in a kernel reaches both combinations
         raise InputError(locate_bad_kernel(K))
