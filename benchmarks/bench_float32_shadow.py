@@ -8,8 +8,7 @@ The float32 fit is the shadow's upside before its rounding bound enters the
 certificate: the fits on both banks are printed with their iterations, passes,
 objectives and gaps so that a difference in the solver's path shows.
 
-    python benchmarks/bench_float32_shadow.py --n 500 1000 \
-        --algorithms uniform level gmkl:v=0.5 simplemkl
+    python benchmarks/bench_float32_shadow.py --n 500 1000
 """
 
 from __future__ import annotations
@@ -35,7 +34,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--repeats", type=int, default=5, help="timings per figure (median)")
     ap.add_argument("--tol", type=float, default=0.01, help="relative gap to stop at")
     ap.add_argument(
-        "--algorithms", nargs="+", default=["uniform", "level", "gmkl:v=0.5", "simplemkl"]
+        "--algorithms",
+        nargs="+",
+        default=["uniform", "level", "gmkl:v=0.5", "simplemkl", "easymkl"],
     )
     return ap.parse_args()
 
@@ -74,7 +75,8 @@ def compare(n: int, args: argparse.Namespace) -> None:
         est = mkl.make_estimator(name, **params)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            est.fit(K64[:, :60, :60].copy(), y[:60])  # numba's compiled loops, untimed
+            for K in banks.values():  # numba's compiled loops for each dtype, untimed
+                est.fit(K[:, :60, :60].copy(), y[:60])
             times = alternating_times(est, banks, y, args.repeats)
             for label, K in banks.items():
                 est.fit(K, y)
