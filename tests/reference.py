@@ -282,11 +282,9 @@ def similarity_kernel(S, y, C, rho, loss, trace=None):
     return prob.value, K.value
 
 
-def _minimise(objective, cons, variable):
+def _minimise(objective, cons, variable, tol=1e-10):
     prob = cp.Problem(cp.Minimize(objective), cons)
-    prob.solve(
-        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500
-    )
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol, max_iter=500)
     assert prob.status == cp.OPTIMAL, prob.status
     return float(prob.value), variable.value
 
@@ -302,6 +300,21 @@ def cutting_plane_minimum(S, Q):
     """min over the simplex of max_k S_k - 1/2 Q_k theta (the cutting-plane model)."""
     theta = cp.Variable(Q.shape[1])
     return _minimise(cp.max(S - 0.5 * Q @ theta), [theta >= 0, cp.sum(theta) == 1], theta)
+
+
+def lp_ball_model_minimum(S, Q, p):
+    """min over {theta >= 0, ||theta||_p <= 1} of max_k S_k - 1/2 Q_k theta."""
+    theta = cp.Variable(Q.shape[1])
+    cons = [theta >= 0, cp.norm(theta, p) <= 1]
+    # CVXPY's p-norm (its power-cone tower) stalls short of 1e-10
+    return _minimise(cp.max(S - 0.5 * Q @ theta), cons, theta, tol=1e-9)
+
+
+def lp_ball_level_projection(theta0, S, Q, level, p):
+    """min ||theta - theta0||^2 over the lp ball with the cuts S_k - 1/2 Q_k theta <= level."""
+    theta = cp.Variable(len(theta0))
+    cons = [theta >= 0, cp.norm(theta, p) <= 1, S - 0.5 * Q @ theta <= level]
+    return _minimise(cp.sum_squares(theta - theta0), cons, theta, tol=1e-9)
 
 
 def smkl_f_lambda_lbfgs(K, y, C, lam, alpha0=None):

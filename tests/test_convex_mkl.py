@@ -653,6 +653,30 @@ def test_cutting_plane_model_by_column_generation_matches_cvxpy(seed, K, M):
     assert held < M if M > FULL_MODEL_MAX_KERNELS else held == M
 
 
+@pytest.mark.parametrize(
+    "seed, K, M, p", [(0, 1, 5, 4 / 3), (1, 6, 30, 4 / 3), (2, 12, 50, 2.0), (3, 4, 20, 8.0)]
+)
+def test_lp_ball_subproblems_match_cvxpy(seed, K, M, p):
+    """The cutting-plane model and the level projection over the lp ball, its
+    norm constraint exact (power cones), against CVXPY's p-norm constraint."""
+    rng = np.random.default_rng(seed)
+    S, Q = _cuts(rng, K, M)
+    domain = LpBall(p)
+    lower, theta = domain.minimise_model(S, Q)
+    value, _ = reference.lp_ball_model_minimum(S, Q, p)
+    assert lower == pytest.approx(value, rel=1e-7)
+    # the minimiser, scaled onto the sphere (where J is smallest), attains the model's minimum
+    assert np.linalg.norm(theta, p) == pytest.approx(1.0) and theta.min() >= 0
+    assert np.max(S - 0.5 * Q @ theta) == pytest.approx(value, rel=1e-6)
+    theta0 = domain.initial(M)
+    level = value + 0.3 * (np.max(S - 0.5 * Q @ theta0) - value)
+    distance, projected = reference.lp_ball_level_projection(theta0, S, Q, level, p)
+    ours = domain.project_level(theta0, S, Q, level)
+    # project_level's point is scaled back onto the sphere; CVXPY's may lie inside
+    assert np.max(S - 0.5 * Q @ ours) <= level + 1e-7 * abs(level)
+    assert ours == pytest.approx(domain.normalise(np.maximum(projected, 0)), abs=1e-5)
+
+
 def test_smkl_adaptive_step_ends_on_a_float32_bank():
     """The extrapolated point's value comes from combined products, the trial's
     from a pass: on a float32 bank they differ by rounding, and backtracking must

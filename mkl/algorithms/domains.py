@@ -16,9 +16,10 @@ methods over the cuts J(theta) >= S_k - 1/2 q_k'theta:
 * ``minimise_model``: min_{theta in Theta} max_k S_k - 1/2 q_k'theta  (lower bound)
 * ``project_level``:  min ||theta - theta0||^2 s.t. S_k - 1/2 q_k'theta <= level, theta in Theta
 
-These are LPs (simplex) or SOCPs (the quadratic constraints); they are solved
-by Clarabel, an open-source interior-point conic solver that handles the
-quadratic constraint exactly and returns 1e-8-accurate solutions on these
+These are LPs (simplex), SOCPs (the elastic net's quadratic constraint) or
+power-cone programs (the lp ball: theta_m^p <= t_m, sum t_m <= 1); they are
+solved by Clarabel, an open-source interior-point conic solver that handles
+these constraints exactly and returns 1e-8-accurate solutions on these
 M-variable problems in milliseconds. Over the simplex, where M reaches the
 thousands (one kernel per term of a text collection), both have their own
 solvers: the model minimum, a plain LP, is one HiGHS model kept across the
@@ -41,7 +42,12 @@ from .cut_model import SimplexCutModel, cut_scale
 
 class WeightDomain:
     """Base class: constraints on theta in Clarabel's form A x + s = b, s in K,
-    for a variable vector x whose first M entries are theta."""
+    for a variable vector x whose first M entries are theta and whose last
+    :meth:`n_auxiliary` entries are the set's own auxiliary variables."""
+
+    def n_auxiliary(self, M: int) -> int:
+        """Variables the set's constraints add beyond theta (the last columns of x)."""
+        return 0
 
     def initial(self, M: int) -> np.ndarray:
         raise NotImplementedError
@@ -71,11 +77,14 @@ class WeightDomain:
         lower bound for any such lambda, so an inexact solve never overstates it."""
         K, M = Q.shape
         scale = cut_scale(S, Q)
-        c = np.zeros(M + 1)
+        n_vars = M + 1 + self.n_auxiliary(M)  # x = (theta, eta, auxiliary)
+        c = np.zeros(n_vars)
         c[M] = 1.0
-        cuts = np.hstack([-0.5 * Q / scale, -np.ones((K, 1))])
-        blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M + 1)]
-        x, z = solve_conic(_zero_objective(M + 1), c, blocks)
+        cuts = np.zeros((K, n_vars))
+        cuts[:, :M] = -0.5 * Q / scale
+        cuts[:, M] = -1.0
+        blocks = [(cuts, -S / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, n_vars)]
+        x, z = solve_conic(_zero_objective(n_vars), c, blocks)
         lam = np.maximum(z[:K], 0.0)
         if lam.sum() > 0:
             lam /= lam.sum()
@@ -90,10 +99,17 @@ class WeightDomain:
         """Projection of theta0 onto {theta in Theta : S_k - 1/2 Q_k theta <= level for all k}."""
         K, M = Q.shape
         scale = cut_scale(S, Q)
-        cuts = -0.5 * Q / scale
-        blocks = [(cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)), *self._blocks(M, M)]
-        x, _ = solve_conic(_identity_objective(M), -theta0, blocks)
-        return self._clean(x)
+        n_vars = M + self.n_auxiliary(M)  # x = (theta, auxiliary)
+        cuts = np.zeros((K, n_vars))
+        cuts[:, :M] = -0.5 * Q / scale
+        blocks = [
+            (cuts, (level - S) / scale, clarabel.NonnegativeConeT(K)),
+            *self._blocks(M, n_vars),
+        ]
+        c = np.zeros(n_vars)
+        c[:M] = -theta0
+        x, _ = solve_conic(_identity_objective(M, n_vars), c, blocks)
+        return self._clean(x[:M])
 
     def _clean(self, theta: np.ndarray) -> np.ndarray:
         """Interior-point solutions sit a hair inside the constraints: clip the
@@ -243,11 +259,33 @@ class LpBall(WeightDomain):
             )
         self.p = float(p)
         self.p_dual = self.p / (self.p - 1.0)
-        self.center = None  # where the Taylor model of the norm constraint is expanded
+
+    def n_auxiliary(self, M: int) -> int:
+        return M  # t_m >= theta_m^p
 
     def _blocks(self, M, n_vars):
-        center = self.initial(M) if self.center is None else self.center
-        return [*super()._blocks(M, n_vars), self.taylor_blocks(center, n_vars)]
+        """sum_m theta_m^p <= 1, exactly: sum_m t_m <= 1 and theta_m^p <= t_m, the
+        latter the power cone (t_m, 1, theta_m) in {x^(1/p) y^(1-1/p) >= |z|}.
+        Kloft et al. (2009, sec. 2.4.2) replace the constraint by its
+        second-order Taylor expansion around the current theta and expand
+        again at the minimiser until it settles; the limit is this model's
+        minimiser (the expansion matches the constraint's value and gradient
+        there), which one conic solve gives."""
+        t = n_vars - M + np.arange(M)  # the auxiliary columns
+        budget = _sparse(np.zeros(M, dtype=np.int64), t, np.ones(M), (1, n_vars))
+        rows = 3 * np.arange(M)
+        cones = _sparse(
+            np.concatenate([rows, rows + 2]),
+            np.concatenate([t, np.arange(M)]),
+            np.full(2 * M, -1.0),
+            (3 * M, n_vars),
+        )
+        b = np.tile([0.0, 1.0, 0.0], M)
+        return [
+            *super()._blocks(M, n_vars),
+            (budget, np.ones(1), clarabel.NonnegativeConeT(1)),
+            (cones, b, [clarabel.PowerConeT(1.0 / self.p)] * M),
+        ]
 
     def _clean(self, theta):
         return self.normalise(np.maximum(theta, 0.0))
@@ -265,17 +303,6 @@ class LpBall(WeightDomain):
         """Scale onto the sphere ||theta||_p = 1 (J decreases along theta, so the
         optimum lies on it)."""
         return theta / np.linalg.norm(theta, self.p)
-
-    def taylor_blocks(self, center: np.ndarray, n_vars: int):
-        """Second-order Taylor model of sum theta^p <= 1 around ``center``
-        (Kloft et al. 2009, sec. 2.4.2): sum c0 + c1 theta + c2 theta^2 <= 1,
-        a diagonal quadratic constraint, as a second-order cone."""
-        p = self.p
-        t = np.maximum(center, 1e-12)
-        c2 = 0.5 * p * (p - 1.0) * t ** (p - 2.0)
-        c1 = p * t ** (p - 1.0) - 2.0 * c2 * t
-        c0 = float(np.sum(t**p - p * t**p + c2 * t**2))
-        return _quadratic_constraint(np.sqrt(c2), c1, 1.0 - c0, n_vars)
 
 
 class ElasticNetBall(WeightDomain):
@@ -420,10 +447,12 @@ def _zero_objective(n: int) -> sp.csc_matrix:
     )
 
 
-def _identity_objective(n: int) -> sp.csc_matrix:
-    """The n x n identity in CSC form, built from its arrays."""
-    index = np.arange(n + 1, dtype=np.int32)
-    return sp.csc_matrix((np.ones(n), index[:n], index), shape=(n, n))
+def _identity_objective(n: int, size: int | None = None) -> sp.csc_matrix:
+    """The identity on the first n of ``size`` variables (default n), zero on
+    the rest, in CSC form, built from its arrays."""
+    size = n if size is None else size
+    index = np.minimum(np.arange(size + 1, dtype=np.int32), n)
+    return sp.csc_matrix((np.ones(n), index[:n], index), shape=(size, size))
 
 
 _INFEASIBLE = {
@@ -465,7 +494,7 @@ def solve_conic(P, c, blocks) -> tuple[np.ndarray, np.ndarray]:
     Theta, and lower bounds come from multipliers, valid whatever their accuracy."""
     A = _stack([blk[0] for blk in blocks])
     b = np.concatenate([blk[1] for blk in blocks])
-    cones = [blk[2] for blk in blocks]
+    cones = [cone for blk in blocks for cone in (blk[2] if isinstance(blk[2], list) else [blk[2]])]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = 1e-9

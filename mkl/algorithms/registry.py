@@ -80,7 +80,7 @@ _ALGORITHMS = {
     ),
     "lp_newton": _info("lp", "LpNewton", f"{_WRAPPER} p interleaved", sample_weight=True),
     "lp_cutting_plane": _info(
-        "lp", "LpCuttingPlane", f"{_WRAPPER} p taylor_steps interleaved", sample_weight=True
+        "lp", "LpCuttingPlane", f"{_WRAPPER} p interleaved", sample_weight=True
     ),
     "lp_analytic": _info("lp", "LpAnalytic", f"{_WRAPPER} p interleaved", sample_weight=True),
     "gmkl": _info("gmkl", "GMKL", f"{_WRAPPER} tau weight_tol v inexact", sample_weight=True),
