@@ -670,7 +670,7 @@ def test_lp_ball_subproblems_match_cvxpy(seed, K, M, p):
     assert np.max(S - 0.5 * Q @ theta) == pytest.approx(value, rel=1e-6)
     theta0 = domain.initial(M)
     level = value + 0.3 * (np.max(S - 0.5 * Q @ theta0) - value)
-    distance, projected = reference.lp_ball_level_projection(theta0, S, Q, level, p)
+    _, projected = reference.lp_ball_level_projection(theta0, S, Q, level, p)
     ours = domain.project_level(theta0, S, Q, level)
     # project_level's point is scaled back onto the sphere; CVXPY's may lie inside
     assert np.max(S - 0.5 * Q @ ours) <= level + 1e-7 * abs(level)

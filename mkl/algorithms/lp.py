@@ -124,8 +124,7 @@ class LpCuttingPlane(_LpMKL):
     theta (a quadratic constraint its QCQP solver takes) and expands again at
     the minimiser until it settles: that limit is the minimiser of the model
     with the exact constraint, which one power-cone program gives
-    (``LpBall``; 1 Clarabel call a step instead of 4-10, the same point to
-    about 1e-6).
+    (``LpBall``; one Clarabel call a step, where re-centring took up to 10).
     """
 
     def _gap(self, oracle, state, pt):
