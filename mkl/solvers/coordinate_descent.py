@@ -427,8 +427,8 @@ CACHE_BYTES = 1 << 30
 # PG): the next pass moves the rest, and an exact solve of rows that pass
 # changes is wasted; near the end, to this share of tol: solved to tol itself,
 # the pass after them found them just past it again (the next pass's blocks move
-# the rows at the bounds), and the passes over the file went on (uniform at
-# n = 4·10^6 from its 16 GB file, gap 1e-3: 36 passes, 8 at this share of tol)
+# the rows at the bounds), and the passes over the file went on
+# (benchmarks/solver_quality.md, the out-of-core regression)
 CACHE_TOL = 0.1
 
 
